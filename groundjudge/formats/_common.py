@@ -53,16 +53,6 @@ def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any] | RowError]]:
             yield number, obj
 
 
-def read_csv(path: Path) -> Iterator[tuple[int, dict[str, str]]]:
-    """Yield (line number of the row's start, row dict) from a CSV file with a header."""
-    with open(path, encoding="utf-8", newline="") as handle:
-        reader = csv.DictReader(handle)
-        line = reader.line_num
-        for row in reader:
-            yield line + 1, row
-            line = reader.line_num
-
-
 def first_jsonl_object(path: Path) -> dict[str, Any] | None:
     """The first JSON object of a JSON-lines file, or None if it does not look like one."""
     try:
@@ -121,3 +111,25 @@ def first_array_object(path: Path, head_size: int = 1_000_000) -> dict[str, Any]
             continue
         return obj if isinstance(obj, dict) else None
     return None
+
+
+def read_delimited(path: Path, delimiter: str = ",") -> Iterator[tuple[int, dict[str, str] | RowError]]:
+    """Yield (1-based line where the row starts, row dict) from a CSV/TSV file with a header.
+
+    The first data row gets the line after the (possibly multi-line) header. Long fields (whole documents) are
+    allowed: the csv module's field size limit is raised to 1 GiB. A file the csv
+    module cannot parse further yields one RowError (field "<csv>") and stops.
+    """
+    csv.field_size_limit(max(csv.field_size_limit(), 1 << 30))
+    line = 0
+    try:
+        with open(path, encoding="utf-8", newline="") as handle:
+            reader = csv.DictReader(handle, delimiter=delimiter)
+            if reader.fieldnames is None:  # reads the header, so line_num is where it ends
+                return
+            line = reader.line_num
+            for row in reader:
+                yield line + 1, row
+                line = reader.line_num
+    except (csv.Error, UnicodeDecodeError) as err:
+        yield line + 1, RowError(file=str(path), line=line + 1, field="<csv>", message=str(err))

@@ -1,8 +1,15 @@
 """HaluEval QA (Li et al., 2023): ``knowledge, question, right_answer, hallucinated_answer`` rows.
 
-JSON lines (the released ``qa_data.json`` files are JSON lines despite the
-name) or a JSON array. Each row gives two examples over the same knowledge:
-the right answer (grounded) and the hallucinated one (ungrounded).
+JSON lines (the released ``qa_*.json`` files are JSON lines despite the name)
+or a JSON array. Each row gives two examples over the same knowledge: the
+right answer (grounded) and the hallucinated one (ungrounded), with ids
+``<stem>-<n>-right`` / ``<stem>-<n>-halluc`` where n is the line (JSON lines)
+or the 1-based item index (array).
+
+The group is a hash of the knowledge text, not the row id: the one-turn and
+multi-turn files share their 500 questions, knowledge and right answers, so a
+per-file group would put the same example on both sides of a split. The row
+id is kept as ``meta["row"]``.
 """
 
 from __future__ import annotations
@@ -28,42 +35,58 @@ KEYS = ("knowledge", "question", "right_answer", "hallucinated_answer")
 
 
 def detect(path: Path) -> bool:
-    """JSON lines (or an array) whose first object has the four HaluEval QA keys."""
+    """JSON lines, or a JSON array, whose first object has the four HaluEval QA keys."""
     first = first_jsonl_object(path)
-    if first is not None:
-        return all(k in first for k in KEYS)
-    first = first_array_object(path)
+    if first is None:
+        first = first_array_object(path)
     return first is not None and all(k in first for k in KEYS)
 
 
-def _rows(path: Path) -> Iterator[tuple[int, dict[str, Any] | RowError]]:
-    if json_head(path, 64).lstrip().startswith("["):
-        try:
-            rows = json.loads(path.read_text(encoding="utf-8"))
-        except ValueError as err:
-            yield 0, RowError(file=str(path), line=0, field="<json>", message=str(err))
-            return
-        for index, row in enumerate(rows, start=1):
-            yield index, row if isinstance(row, dict) else RowError(
-                file=str(path), line=index, field="<row>", message="array item is not an object")
+def _array_rows(path: Path) -> Iterator[tuple[int, dict[str, Any] | RowError]]:
+    """(1-based item index, object) of a JSON array file."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            rows = json.load(handle)
+    except (OSError, ValueError) as err:
+        yield 0, RowError(file=str(path), line=0, field="<json>", message=f"not readable as JSON: {err}")
         return
-    yield from read_jsonl(path)
+    if not isinstance(rows, list):
+        yield 0, RowError(file=str(path), line=0, field="<json>", message="expected a JSON array of rows")
+        return
+    for index, row in enumerate(rows, start=1):
+        yield index, row if isinstance(row, dict) else RowError(
+            file=str(path), line=index, field="<row>", message="array item is not an object (line = item index)")
+
+
+def _jsonl_rows(path: Path) -> Iterator[tuple[int, dict[str, Any] | RowError]]:
+    """(line number, object) of a JSON-lines file; an undecodable file ends with a RowError."""
+    last = 0
+    try:
+        for last, row in read_jsonl(path):
+            yield last, row
+    except (OSError, UnicodeDecodeError) as err:
+        yield last + 1, RowError(file=str(path), line=last + 1, field="<file>", message=f"unreadable: {err}")
 
 
 def load(path: Path) -> Iterator[Example | RowError]:
-    """Two examples per row: ``<stem>-<line>-right`` and ``<stem>-<line>-halluc``, grouped by knowledge."""
-    for line, row in _rows(path):
+    """Two examples per row: ``<stem>-<n>-right`` (grounded) and ``<stem>-<n>-halluc`` (ungrounded)."""
+    is_array = json_head(path, 256).lstrip().startswith("[")
+    where = "line = 1-based item index in the JSON array" if is_array else "line = line of the file"
+    for line, row in (_array_rows(path) if is_array else _jsonl_rows(path)):
         if isinstance(row, RowError):
             yield row
             continue
-        missing = [k for k in KEYS if not isinstance(row.get(k), str)]
-        if missing:
-            yield RowError(file=str(path), line=line, field=missing[0], message="field required (a string)")
+        bad = next((k for k in KEYS if not isinstance(row.get(k), str)), None)
+        if bad is not None:
+            problem = "field required" if bad not in row else f"expected a string, got {type(row[bad]).__name__}"
+            yield RowError(file=str(path), line=line, field=bad, message=f"{problem} ({where})")
             continue
         row_id = f"{path.stem}-{line}"
-        # grouped by the knowledge text: the one-turn and multi-turn files share their 500 questions
-        common = {"question": row["question"], "context": [row["knowledge"]],
-                  "meta": {"group": short_hash(row["knowledge"]), "source": "halueval"}}
-        yield make_example(path, line, id=f"{row_id}-right", answer=row["right_answer"], label="grounded", **common)
-        yield make_example(path, line, id=f"{row_id}-halluc", answer=row["hallucinated_answer"], label="ungrounded",
-                           **common)
+        meta = {"group": short_hash(row["knowledge"]), "row": row_id, "source": "halueval"}
+        for suffix, answer, label in (("right", row["right_answer"], "grounded"),
+                                      ("halluc", row["hallucinated_answer"], "ungrounded")):
+            result = make_example(path, line, id=f"{row_id}-{suffix}", question=row["question"],
+                                  context=[row["knowledge"]], answer=answer, label=label, meta=dict(meta))
+            if isinstance(result, RowError):
+                result.message = f"{result.message} ({suffix} answer; {where})"
+            yield result
