@@ -272,16 +272,30 @@ def cmd_replay(args: argparse.Namespace) -> int:
 def cmd_report(args: argparse.Namespace) -> int:
     """Markdown, PNG plots and a self-contained HTML page from one or more run directories."""
     from groundjudge.plots import make_plots
+    from groundjudge.report import compare
     from groundjudge.report_html import render_html
-    from groundjudge.report_md import compare, render_markdown
+    from groundjudge.report_md import render_markdown
 
+    for run_dir in args.dirs:
+        if not find_records(run_dir).exists():
+            raise UsageError(f"{run_dir}: no records.jsonl (not a groundjudge run directory)")
+    if args.max_examples < 1:
+        raise UsageError("--max-examples must be at least 1")
     comparison = compare(args.dirs)
     out = Path(args.out) if args.out else (Path(args.dirs[0]) / "report" if len(args.dirs) == 1 else Path("report"))
     out.mkdir(parents=True, exist_ok=True)
     plots = make_plots(comparison, out)
-    (out / "report.md").write_text(render_markdown(comparison, [str(p) for p in plots]), encoding="utf-8")
-    (out / "report.html").write_text(render_html(comparison, plots, args.max_examples), encoding="utf-8")
-    _stdout().print(f"wrote {out / 'report.md'}, {out / 'report.html'} and {len(plots)} plots in {out}")
+    markdown, page = out / "report.md", out / "report.html"
+    markdown.write_text(render_markdown(comparison, plots), encoding="utf-8")
+    page.write_text(render_html(comparison, plots, args.max_examples), encoding="utf-8")
+    stdout = _stdout()
+    stdout.print(f"report of {len(comparison.judges)} judge(s) from {len(comparison.runs)} run(s) in {out}/")
+    for note in comparison.notes:
+        stdout.print(f"[yellow]note:[/] {note}")
+    stdout.print(f"  markdown: {markdown}")
+    stdout.print(f"  page:     {page} ({page.stat().st_size / 1e6:.1f} MB, self-contained; open it in a browser)")
+    for plot in plots:
+        stdout.print(f"  plot:     {plot}")
     return 0
 
 
@@ -387,10 +401,14 @@ def build_parser() -> argparse.ArgumentParser:
     judges.add_argument("--json", action="store_true")
     judges.set_defaults(func=cmd_judges)
 
-    report = verbs.add_parser("report", help="Markdown, plots and an HTML page from run directories")
-    report.add_argument("dirs", nargs="+", metavar="DIR")
-    report.add_argument("--out", help="output folder (default DIR/report, or ./report for several runs)")
-    report.add_argument("--max-examples", type=int, default=2000, help="examples embedded in the HTML page")
+    report = verbs.add_parser("report", help="report.md, PNG plots and a self-contained report.html from runs",
+                              description="Compare the judges of one or more run directories, from their records "
+                                          "alone: report.md, PNG plots and one self-contained report.html.")
+    report.add_argument("dirs", nargs="+", metavar="DIR", help="run directories (several are merged)")
+    report.add_argument("--out", help="output folder (default DIR/report for one run, ./report for several)")
+    report.add_argument("--max-examples", type=int, default=2000,
+                        help="examples embedded in report.html: disagreements, wrong verdicts and abstentions "
+                             "first (default 2000)")
     report.set_defaults(func=cmd_report)
 
     summ = verbs.add_parser("summarize", help="recompute summary.json from records.jsonl")

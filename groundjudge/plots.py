@@ -1,7 +1,12 @@
-"""PNG plots of a comparison (matplotlib, no display needed)."""
+"""PNG plots of a comparison (matplotlib, Agg backend: no display needed).
+
+Every judge keeps its colour from :data:`groundjudge.report.PALETTE` and its rank number (#1 = best
+balanced accuracy) in every plot, as in report.md and on the HTML page.
+"""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import matplotlib
@@ -9,160 +14,247 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
+from matplotlib.lines import Line2D  # noqa: E402
 
 from groundjudge.metrics import classification_metrics  # noqa: E402
-from groundjudge.report_md import Comparison, per_response  # noqa: E402
+from groundjudge.report import Comparison, per_response, ranked, score_based, slice_key  # noqa: E402
+from groundjudge.types import ResultRecord  # noqa: E402
+
+DPI = 110
+QUALITY = (("macro_f1", "macro-F1"), ("balanced_accuracy", "balanced accuracy"))
+
+plt.rcParams.update({"font.size": 9, "axes.spines.top": False, "axes.spines.right": False,
+                     "axes.titlesize": 10, "figure.facecolor": "white"})
+
+
+def _short(text: str, width: int = 48) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _names(comparison: Comparison) -> dict[str, str]:
+    """'#rank label' per judge key."""
+    return {key: f"#{i} {comparison.labels[key]}" for i, key in enumerate(ranked(comparison), start=1)}
+
+
+def _save(fig: plt.Figure, path: Path) -> Path:
+    fig.savefig(path, dpi=DPI, bbox_inches="tight")
+    plt.close(fig)
+    return path
 
 
 def pareto(points: list[tuple[float, float]]) -> list[int]:
-    """Indices of the points no other point beats on both lower x and higher y."""
-    keep = []
-    for i, (x, y) in enumerate(points):
-        if not any((x2 <= x and y2 >= y) and (x2, y2) != (x, y) for x2, y2 in points):
-            keep.append(i)
-    return sorted(keep, key=lambda i: points[i][0])
+    """Indices of the points that no other point beats (x no higher and y no lower, one strictly), by x."""
+    keep = [i for i, (x, y) in enumerate(points)
+            if not any(x2 <= x and y2 >= y and (x2 < x or y2 > y) for x2, y2 in points)]
+    return sorted(keep, key=lambda i: (points[i][0], -points[i][1]))
 
 
-def _tradeoff(comparison: Comparison, out: Path, cost: bool) -> Path:
-    specs = list(comparison.judges)
-    xs = []
-    for spec in specs:
-        stats = comparison.judges[spec]
-        xs.append(per_response(stats)[0] if cost else max(stats["latency_s"]["p50"], 1e-5))
-    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
-    for ax, metric in zip(axes, ("macro_f1", "balanced_accuracy")):
-        ys = [comparison.judges[s].get(metric) or 0.0 for s in specs]
-        ax.scatter(xs, ys, s=40, color="#2b6cb0", zorder=3)
-        for x, y, spec in zip(xs, ys, specs):
-            ax.annotate(spec[:40], (x, y), textcoords="offset points", xytext=(4, 4), fontsize=8)
+def _judge_legend(fig: plt.Figure, comparison: Comparison, keys: list[str]) -> None:
+    names = _names(comparison)
+    handles = [Line2D([], [], marker="o", ls="", color=comparison.colours[k], label=_short(names[k], 60)) for k in keys]
+    fig.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 0.93), fontsize=8, frameon=False,
+               title="judges (rank by bal. acc)", title_fontsize=8, alignment="left")
+
+
+def tradeoff(comparison: Comparison, out: Path, cost: bool) -> Path | None:
+    """Quality (macro-F1, balanced accuracy) against latency per response (log x) or $ per 1,000 responses,
+    with the Pareto frontier marked (judges with labelled examples only)."""
+    keys = [k for k in ranked(comparison) if comparison.judges[k].get("balanced_accuracy") is not None]
+    if not keys:
+        return None
+    names = _names(comparison)
+    if cost:
+        xs = [per_response(comparison.judges[k])[0] for k in keys]
+    else:
+        lat = [comparison.judges[k]["latency_s"]["p50"] for k in keys]
+        floor = min([x for x in lat if x > 0], default=1e-4) / 2
+        xs = [max(x, floor) for x in lat]
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.4))
+    for ax, (metric, title) in zip(axes, QUALITY):
+        ys = [comparison.judges[k].get(metric) or 0.0 for k in keys]
+        for x, y, key in zip(xs, ys, keys):
+            ci = comparison.judges[key].get("ci95", {}).get(metric)
+            if ci:
+                ax.plot([x, x], ci, color=comparison.colours[key], alpha=0.35, lw=3, solid_capstyle="butt")
+            ax.scatter([x], [y], s=46, color=comparison.colours[key], zorder=3, edgecolor="white", linewidth=0.6)
+            ax.annotate(names[key].split(" ")[0], (x, y), textcoords="offset points", xytext=(5, 3), fontsize=7,
+                        color="#333")
         front = pareto(list(zip(xs, ys)))
-        ax.plot([xs[i] for i in front], [ys[i] for i in front], "--", color="#c05621", label="Pareto frontier")
+        ax.plot([xs[i] for i in front], [ys[i] for i in front], "--", color="#444", lw=1, zorder=2,
+                drawstyle="steps-post", label="Pareto frontier")
+        ax.scatter([xs[i] for i in front], [ys[i] for i in front], s=130, facecolor="none", edgecolor="#444",
+                   lw=1, zorder=2)
         if not cost:
             ax.set_xscale("log")
-        ax.set_xlabel("$ per 1,000 responses" if cost else "latency per response, p50 (s, log)")
-        ax.set_ylabel(metric.replace("_", " "))
-        ax.grid(alpha=0.3)
-        ax.legend(loc="lower right", fontsize=8)
-    fig.suptitle("quality vs " + ("cost" if cost else "latency"))
+        ax.set_xlabel("$ per 1,000 responses" if cost else "latency per response, median (s, log scale)")
+        ax.set_ylabel(title)
+        ax.set_ylim(min(0.0, min(ys) - 0.05), 1.02)
+        ax.axhline(0.5, color="#999", lw=0.7, ls=":")
+        ax.grid(alpha=0.25)
+        ax.set_title(f"{title} vs {'cost' if cost else 'latency'}")
+        ax.legend(loc="lower right", fontsize=7, frameon=False)
+    _judge_legend(fig, comparison, keys)
+    fig.text(0.01, -0.02, "bars: bootstrap 95% CI; circled: on the Pareto frontier (no judge is both "
+             + ("cheaper" if cost else "faster") + " and better); dotted: chance (0.5)", fontsize=7, color="#555")
     fig.tight_layout()
-    path = out / ("quality_vs_cost.png" if cost else "quality_vs_latency.png")
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return _save(fig, out / ("quality_vs_cost.png" if cost else "quality_vs_latency.png"))
 
 
-def _confusions(comparison: Comparison, out: Path) -> Path:
-    specs = [s for s in comparison.judges if comparison.judges[s].get("confusion")]
-    cols = min(len(specs), 3) or 1
-    rows = max((len(specs) + cols - 1) // cols, 1)
-    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.4 * rows), squeeze=False)
-    for ax, spec in zip(axes.flat, specs):
-        confusion = comparison.judges[spec]["confusion"]
-        matrix = np.array([[confusion[g][p] for p in ("grounded", "ungrounded", "abstain")]
-                           for g in ("grounded", "ungrounded")])
-        ax.imshow(matrix, cmap="Blues")
-        for (i, j), value in np.ndenumerate(matrix):
-            ax.text(j, i, str(value), ha="center", va="center", fontsize=10)
-        ax.set_xticks(range(3), ["grounded", "ungrounded", "abstain"], fontsize=8)
-        ax.set_yticks(range(2), ["grounded", "ungrounded"], fontsize=8)
-        ax.set_xlabel("predicted", fontsize=8)
-        ax.set_ylabel("gold", fontsize=8)
-        ax.set_title(spec[:45], fontsize=9)
-    for ax in list(axes.flat)[len(specs):]:
+def confusions(comparison: Comparison, out: Path) -> Path | None:
+    """One confusion matrix per judge: gold rows, predicted columns with abstain; shaded by share of the gold row."""
+    keys = [k for k in ranked(comparison) if comparison.judges[k].get("confusion")]
+    if not keys:
+        return None
+    names = _names(comparison)
+    cols = min(len(keys), 4)
+    rows = math.ceil(len(keys) / cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(3.3 * cols, 2.7 * rows), squeeze=False)
+    predicted = ("grounded", "ungrounded", "abstain")
+    for ax, key in zip(axes.flat, keys):
+        confusion = comparison.judges[key]["confusion"]
+        counts = np.array([[confusion[g][p] for p in predicted] for g in ("grounded", "ungrounded")], dtype=float)
+        share = counts / np.maximum(counts.sum(axis=1, keepdims=True), 1)
+        ax.imshow(share, cmap="Blues", vmin=0, vmax=1)
+        for (i, j), value in np.ndenumerate(counts):
+            ax.text(j, i, f"{int(value)}\n{share[i, j]:.0%}", ha="center", va="center", fontsize=8,
+                    color="white" if share[i, j] > 0.55 else "#1a202c")
+        ax.set_xticks(range(3), predicted, fontsize=7)
+        ax.set_yticks(range(2), ["grounded", "ungrounded"], fontsize=7)
+        ax.set_xlabel("predicted", fontsize=7)
+        ax.set_ylabel("gold", fontsize=7)
+        ax.set_title(_short(names[key], 40), fontsize=8, color=comparison.colours[key])
+        for spine in ax.spines.values():
+            spine.set_visible(False)
+    for ax in list(axes.flat)[len(keys):]:
         ax.axis("off")
     fig.tight_layout()
-    path = out / "confusion_matrices.png"
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return _save(fig, out / "confusion_matrices.png")
 
 
-def _sweep(comparison: Comparison, out: Path) -> Path | None:
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    drawn = False
-    for spec, results in comparison.results.items():
-        for name, records, style in (("eval", results, "-"), ("dev", comparison.dev_results.get(spec, []), ":")):
-            scored = [r for r in records if r.example.label and r.result.verdict.score is not None]
-            if len({r.result.verdict.score for r in scored}) < 3:
-                continue
-            grid = np.linspace(0, 1, 101)
-            gold = [r.example.label for r in scored]
-            bal = [classification_metrics(gold, ["grounded" if r.result.verdict.score >= t else "ungrounded"
-                                                 for r in scored])["balanced_accuracy"] for t in grid]
-            line = ax.plot(grid, bal, style, label=f"{spec[:35]} ({name})")[0]
-            threshold = comparison.judges[spec].get("threshold")
-            if threshold is not None and name == "eval":
-                ax.axvline(threshold, color=line.get_color(), alpha=0.4)
-            drawn = True
-    if not drawn:
-        plt.close(fig)
+def _sweep_curve(records: list[ResultRecord], grid: np.ndarray) -> np.ndarray | None:
+    labelled = [r for r in records if r.example.label is not None]
+    if len({r.example.label for r in labelled}) < 2 or len({r.result.verdict.score for r in labelled} - {None}) < 2:
         return None
-    ax.set_xlabel("threshold (score >= t is grounded); vertical line: the threshold used")
-    ax.set_ylabel("balanced accuracy")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    path = out / "threshold_sweep.png"
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    gold = [r.example.label for r in labelled]
+    scores = [r.result.verdict.score for r in labelled]
+    return np.array([classification_metrics(gold, ["abstain" if s is None else "grounded" if s >= t else "ungrounded"
+                                                   for s in scores])["balanced_accuracy"] for t in grid])
 
 
-def _error_types(comparison: Comparison, out: Path) -> Path | None:
-    typed = {spec: s["per_error_type"] for spec, s in comparison.judges.items() if s.get("per_error_type")}
-    if not typed:
+def threshold_sweep(comparison: Comparison, out: Path) -> Path | None:
+    """Balanced accuracy against the threshold for each score-based judge, on the dev records (calibration.jsonl)
+    and on the evaluated ones, with the threshold the judge used marked."""
+    panels = []
+    for key in ranked(comparison):
+        if comparison.specs[key].split(":")[0] in ("cascade", "fallback"):
+            continue
+        used = score_based(comparison.results[key])
+        if used is None:
+            continue
+        scores = [r.result.verdict.score for r in comparison.results[key] + comparison.dev_results.get(key, [])
+                  if r.result.verdict.score is not None]
+        grid = np.unique(np.concatenate([np.linspace(0, 1, 201), scores, [used]]))
+        curves = {"evaluated": _sweep_curve(comparison.results[key], grid),
+                  "dev (calibration)": _sweep_curve(comparison.dev_results.get(key, []), grid)}
+        if any(c is not None for c in curves.values()):
+            panels.append((key, used, grid, curves))
+    if not panels:
         return None
-    kinds = sorted({k for v in typed.values() for k in v})
-    fig, ax = plt.subplots(figsize=(max(7, 1.3 * len(kinds)), 4.5))
-    width = 0.8 / len(typed)
-    for i, (spec, rows) in enumerate(typed.items()):
-        ax.bar(np.arange(len(kinds)) + i * width, [rows.get(k, {}).get("miss_rate", 0) for k in kinds], width,
-               label=spec[:35])
-    ax.set_xticks(np.arange(len(kinds)) + 0.4 - width / 2, kinds, rotation=20, ha="right", fontsize=8)
-    ax.set_ylabel("share of ungrounded answers judged grounded")
-    ax.set_title("missed errors by gold error type")
-    ax.legend(fontsize=7)
+    names = _names(comparison)
+    cols = min(len(panels), 3)
+    rows = math.ceil(len(panels) / cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.1 * rows), squeeze=False)
+    for ax, (key, used, grid, curves) in zip(axes.flat, panels):
+        colour = comparison.colours[key]
+        for name, curve in curves.items():
+            if curve is not None:
+                ax.plot(grid, curve, color=colour, lw=1.6 if name == "evaluated" else 1.2,
+                        ls="-" if name == "evaluated" else ":", drawstyle="steps-post", label=name)
+        source = comparison.judges[key].get("threshold_source") or "records"
+        ax.axvline(used, color="#333", lw=1, ls="--", label=f"used: {used:.3f} ({_short(source, 24)})")
+        ax.axhline(0.5, color="#999", lw=0.7, ls=":")
+        ax.set_ylim(0, 1.02)
+        ax.set_xlim(min(0.0, grid.min()), max(1.0, grid.max()))
+        ax.set_title(_short(names[key], 44), fontsize=8, color=colour)
+        ax.set_xlabel("threshold (score ≥ t is grounded)", fontsize=7)
+        ax.set_ylabel("balanced accuracy", fontsize=7)
+        ax.grid(alpha=0.25)
+        ax.legend(fontsize=6.5, loc="lower left", frameon=False)
+    for ax in list(axes.flat)[len(panels):]:
+        ax.axis("off")
     fig.tight_layout()
-    path = out / "error_types.png"
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return _save(fig, out / "threshold_sweep.png")
 
 
-def _slices(comparison: Comparison, out: Path) -> Path | None:
-    for key in ("domain", "dataset", "source", "task_type"):
-        values = {r.example.meta.get(key) for rs in comparison.results.values() for r in rs} - {None}
-        if len(values) > 1:
-            break
-    else:
+def error_types(comparison: Comparison, out: Path) -> Path | None:
+    """Per gold error type, the share of ungrounded answers each judge missed (grouped bars)."""
+    keys = [k for k in ranked(comparison) if comparison.judges[k].get("per_error_type")]
+    if not keys:
         return None
-    values = sorted(values)
-    fig, ax = plt.subplots(figsize=(max(7, 1.1 * len(values)), 4.5))
-    width = 0.8 / max(len(comparison.results), 1)
-    for i, (spec, results) in enumerate(comparison.results.items()):
-        scores = []
-        for value in values:
-            part = [r for r in results if r.example.meta.get(key) == value and r.example.label]
-            labels = {r.example.label for r in part}
-            scores.append(classification_metrics([r.example.label for r in part], [r.result.verdict.label for r in part])
-                          ["balanced_accuracy"] if len(labels) == 2 else np.nan)
-        ax.bar(np.arange(len(values)) + i * width, scores, width, label=spec[:35])
-    ax.set_xticks(np.arange(len(values)) + 0.4 - width / 2, [str(v) for v in values], rotation=20, ha="right")
-    ax.set_ylabel("balanced accuracy")
-    ax.set_title(f"by {key}")
-    ax.axhline(0.5, color="grey", lw=0.8)
-    ax.legend(fontsize=7)
+    kinds = sorted({kind for k in keys for kind in comparison.judges[k]["per_error_type"]})
+    fig, ax = plt.subplots(figsize=(min(13.0, max(7.0, 0.22 * len(kinds) * len(keys) + 2)), 4.2))
+    width = 0.8 / len(keys)
+    for i, key in enumerate(keys):
+        per_type = comparison.judges[key]["per_error_type"]
+        heights = np.array([per_type[kind]["miss_rate"] if kind in per_type else np.nan for kind in kinds])
+        xs = np.arange(len(kinds)) + (i - (len(keys) - 1) / 2) * width
+        ax.bar(xs, heights, width * 0.92, color=comparison.colours[key])
+        zero = heights == 0                        # a miss rate of 0 still gets a visible mark
+        ax.scatter(xs[zero], heights[zero] + 0.008, marker="_", s=(72 * width * 0.9) ** 2 / 4,
+                   color=comparison.colours[key], linewidths=2.5)
+    totals = {kind: max(comparison.judges[k]["per_error_type"].get(kind, {}).get("n", 0) for k in keys) for kind in kinds}
+    ax.set_xticks(np.arange(len(kinds)), [f"{kind}\n(n={totals[kind]})" for kind in kinds], rotation=25, ha="right",
+                  fontsize=7.5)
+    ax.set_ylim(0, 1.02)
+    ax.set_ylabel("missed: share judged grounded")
+    ax.text(0, -0.32, "a flat mark on the axis: none missed", transform=ax.transAxes, fontsize=7, color="#555")
+    ax.set_title("ungrounded answers missed, by gold error type (lower is better)")
+    ax.grid(axis="y", alpha=0.25)
+    _judge_legend(fig, comparison, keys)
     fig.tight_layout()
-    path = out / "slices.png"
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return _save(fig, out / "error_types.png")
+
+
+def slices(comparison: Comparison, out: Path) -> Path | None:
+    """Balanced accuracy per judge on each value of the examples' domain / source / dataset (a heat map)."""
+    found = slice_key(comparison)
+    if found is None:
+        return None
+    field, values = found
+    keys = ranked(comparison)
+    names = _names(comparison)
+    matrix = np.full((len(keys), len(values)), np.nan)
+    sizes = {v: 0 for v in values}
+    for i, key in enumerate(keys):
+        for j, value in enumerate(values):
+            part = [r for r in comparison.results[key]
+                    if r.example.label is not None and str(r.example.meta.get(field)) == value]
+            sizes[value] = max(sizes[value], len(part))
+            if len({r.example.label for r in part}) == 2:
+                matrix[i, j] = classification_metrics([r.example.label for r in part],
+                                                      [r.result.verdict.label for r in part])["balanced_accuracy"]
+    if np.isnan(matrix).all():
+        return None
+    fig, ax = plt.subplots(figsize=(max(6.0, 0.75 * len(values) + 3.5), max(2.2, 0.36 * len(keys) + 1.6)))
+    image = ax.imshow(np.ma.masked_invalid(matrix), cmap="RdYlGn", vmin=0, vmax=1, aspect="auto")
+    for (i, j), value in np.ndenumerate(matrix):
+        ax.text(j, i, "–" if np.isnan(value) else f"{value:.2f}", ha="center", va="center", fontsize=7,
+                color="#1a202c")
+    ax.set_xticks(range(len(values)), [f"{_short(v, 22)}\n(n={sizes[v]})" for v in values], rotation=30, ha="right",
+                  fontsize=7)
+    ax.set_yticks(range(len(keys)), [_short(names[k], 44) for k in keys], fontsize=7)
+    for tick, key in zip(ax.get_yticklabels(), keys):
+        tick.set_color(comparison.colours[key])
+    ax.set_title(f"balanced accuracy by {field} (–: the {field} lacks one of the two classes, or the judge "
+                 "did not judge it)", fontsize=8)
+    fig.colorbar(image, ax=ax, fraction=0.03, pad=0.02)
+    fig.tight_layout()
+    return _save(fig, out / "slices.png")
 
 
 def make_plots(comparison: Comparison, out: Path) -> list[Path]:
-    """Every plot that the data supports, written into ``out``."""
+    """Every plot the data supports, written into ``out``."""
     out.mkdir(parents=True, exist_ok=True)
-    paths = [_tradeoff(comparison, out, cost=False), _tradeoff(comparison, out, cost=True),
-             _confusions(comparison, out), _sweep(comparison, out), _error_types(comparison, out),
-             _slices(comparison, out)]
-    return [p for p in paths if p is not None]
+    made = [tradeoff(comparison, out, cost=False), tradeoff(comparison, out, cost=True), confusions(comparison, out),
+            threshold_sweep(comparison, out), error_types(comparison, out), slices(comparison, out)]
+    return [p for p in made if p is not None]

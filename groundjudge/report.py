@@ -1,10 +1,26 @@
-"""Human-readable views of a summary: the terminal comparison table."""
+"""Human-readable views of runs: the terminal comparison table, and the merged comparison that
+``groundjudge report`` renders (report_md, plots, report_html).
+
+Everything here is computed from the records: each run's summary is recomputed with
+:func:`groundjudge.summary.summarize`, never read from ``summary.json``.
+"""
 
 from __future__ import annotations
 
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+from itertools import combinations
+from pathlib import Path
 from typing import Any
 
 from rich.table import Table
+
+from groundjudge.metrics import mcnemar_p
+from groundjudge.records import RunRecords, find_records, read_records
+from groundjudge.summary import summarize
+from groundjudge.types import Example, ResultRecord
 
 
 def _ci(value: float | None, ci: list[float] | None) -> str:
@@ -48,3 +64,216 @@ def pairwise_table(summary: dict[str, Any]) -> Table:
     for row in summary["pairwise"]:
         table.add_row(row["a"], row["b"], str(row["n"]), f"{row['mcnemar_p']:.4g}")
     return table
+
+
+# --- the comparison behind `groundjudge report` -------------------------------------------------
+
+PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+           "#bcbd22", "#17becf", "#393b79", "#e7ba52", "#637939", "#de9ed6", "#843c39", "#6baed6",
+           "#fd8d3c", "#74c476", "#9e9ac8", "#252525")
+"""One colour per judge, the same in every plot and on the HTML page."""
+
+CONNECTION_SETTINGS = ("api_base", "api_key_env", "timeout", "max_attempts", "concurrency", "rpm", "tpm")
+"""Settings that say how to reach a model, not how it judges: left out of display names."""
+
+_CONNECTION = re.compile(r"[,;]?\b(?:" + "|".join(CONNECTION_SETTINGS) + r")=[^,;]*")
+
+
+def display_name(spec: str) -> str:
+    """A judge spec without its connection settings (``claims:model=m,api_base=http://...`` -> ``claims:model=m``)."""
+    short = _CONNECTION.sub("", spec)
+    short = re.sub(r":[,;]", ":", short).rstrip(":,;")
+    return short or spec
+
+
+def example_key(example: Example) -> str:
+    """An example's identity across runs: its id, plus its content so that equal ids on other data stay apart."""
+    content = json.dumps([example.question, list(example.context), example.answer, example.label], sort_keys=True)
+    return f"{example.id}#{hashlib.sha256(content.encode('utf-8')).hexdigest()[:10]}"
+
+
+@dataclass
+class LoadedRun:
+    """A run directory read back: its records, calibration records and recomputed summary."""
+
+    path: Path
+    records: RunRecords
+    summary: dict[str, Any]
+    calibration: RunRecords | None = None
+
+    @property
+    def name(self) -> str:
+        """The run's directory name, used to tell apart judges with the same spec."""
+        return self.path.resolve().name
+
+
+@dataclass
+class Comparison:
+    """Several runs merged: one entry per judge, keyed by its spec (``<run dir>/<spec>`` when specs repeat)."""
+
+    runs: list[LoadedRun]
+    judges: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Per judge key: its recomputed summary."""
+    specs: dict[str, str] = field(default_factory=dict)
+    """Per judge key: the spec as given on its run's command line."""
+    labels: dict[str, str] = field(default_factory=dict)
+    """Per judge key: a short display name (unique)."""
+    colours: dict[str, str] = field(default_factory=dict)
+    run_of: dict[str, str] = field(default_factory=dict)
+    results: dict[str, list[ResultRecord]] = field(default_factory=dict)
+    dev_results: dict[str, list[ResultRecord]] = field(default_factory=dict)
+    pairwise: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    """Caveats about comparing these runs (different data)."""
+
+
+def load_run(path: str | Path) -> LoadedRun:
+    """Read a run directory and recompute its summary from the records (nothing else is trusted)."""
+    path = Path(path)
+    records = read_records(find_records(path))
+    calibration_file = find_records(path, "calibration.jsonl")
+    calibration = read_records(calibration_file) if calibration_file.exists() else None
+    return LoadedRun(path=path, records=records, summary=summarize(records), calibration=calibration)
+
+
+def _pairwise(results: dict[str, list[ResultRecord]]) -> list[dict[str, Any]]:
+    """Exact McNemar between every two judges on the labelled examples both judged (across runs too)."""
+    correct = {spec: {example_key(r.example): r.result.verdict.label == r.example.label
+                      for r in records if r.example.label is not None}
+               for spec, records in results.items()}
+    rows = []
+    for a, b in combinations(results, 2):
+        shared = sorted(correct[a].keys() & correct[b].keys())
+        rows.append({"a": a, "b": b, "n": len(shared),
+                     "mcnemar_p": mcnemar_p([correct[a][k] for k in shared], [correct[b][k] for k in shared])
+                     if shared else None})
+    return rows
+
+
+def _data_notes(runs: list[LoadedRun]) -> list[str]:
+    if len(runs) < 2:
+        return []
+    contents = [frozenset(example_key(r.example) for r in run.records.results) for run in runs]
+    if len(set(contents)) == 1:
+        if len({run.records.header.dataset.hash for run in runs}) > 1:
+            return [("The runs' data hashes differ, but they evaluated the same examples (only the splits "
+                     "assigned to them differ): their rows are comparable.")]
+        return []
+    shared = frozenset.intersection(*contents)
+    hashes = ", ".join(sorted({run.records.header.dataset.hash[:12] for run in runs}))
+    return [(f"These runs judged different data (data hashes {hashes}; {len(shared)} examples in all of them): "
+             "compare their rows with care. McNemar tests use only the examples both judges judged.")]
+
+
+def compare(paths: list[str | Path]) -> Comparison:
+    """Merge runs; a judge spec used in more than one run is named ``<run dir>/<spec>``."""
+    runs = [load_run(p) for p in paths]
+    seen: dict[str, int] = {}
+    for run in runs:
+        for spec in run.summary["judges"]:
+            seen[spec] = seen.get(spec, 0) + 1
+    comparison = Comparison(runs=runs, notes=_data_notes(runs))
+    for run in runs:
+        for spec, stats in run.summary["judges"].items():
+            key = f"{run.name}/{spec}" if seen[spec] > 1 else spec
+            if key in comparison.judges:              # the same run directory name twice
+                key = f"{run.path}/{spec}"
+            comparison.judges[key] = stats
+            comparison.specs[key] = spec
+            comparison.run_of[key] = run.name
+            comparison.results[key] = [r for r in run.records.results if r.judge == spec]
+            if run.calibration is not None:
+                comparison.dev_results[key] = [r for r in run.calibration.results if r.judge == spec]
+    short = {key: (f"{comparison.run_of[key]}/" if key != comparison.specs[key] else "")
+             + display_name(comparison.specs[key]) for key in comparison.judges}
+    counts: dict[str, int] = {}
+    for name in short.values():
+        counts[name] = counts.get(name, 0) + 1
+    comparison.labels = {key: name if counts[name] == 1 else key for key, name in short.items()}
+    comparison.colours = {key: PALETTE[i % len(PALETTE)] for i, key in enumerate(comparison.judges)}
+    comparison.pairwise = _pairwise(comparison.results)
+    return comparison
+
+
+def per_response(stats: dict[str, Any]) -> tuple[float, float]:
+    """($ per 1,000 responses, tokens per response)."""
+    n = max(stats["n_judged"], 1)
+    return 1000 * stats["cost_usd"] / n, (stats["tokens"]["input"] + stats["tokens"]["output"]) / n
+
+
+def ranked(comparison: Comparison) -> list[str]:
+    """Judge keys, best balanced accuracy first (then macro-F1, then lower latency)."""
+    return sorted(comparison.judges, key=lambda k: (-(comparison.judges[k].get("balanced_accuracy") or 0.0),
+                                                    -(comparison.judges[k].get("macro_f1") or 0.0),
+                                                    comparison.judges[k]["latency_s"]["p50"]))
+
+
+LEADERBOARD_COLUMNS = (
+    ("balanced_accuracy", "bal. acc [95% CI]"), ("macro_f1", "macro-F1 [95% CI]"), ("macro_precision", "macro P"),
+    ("macro_recall", "macro R"), ("accuracy", "acc"), ("n", "n"), ("n_abstained", "abstained"),
+    ("latency_p50_s", "latency p50 s"), ("latency_p95_s", "latency p95 s"), ("usd_per_1000", "$ / 1k responses"),
+    ("tokens_per_response", "tokens / response"),
+)
+"""(metric, heading) of the leaderboard, after the judge column."""
+
+
+def leaderboard(comparison: Comparison) -> list[dict[str, Any]]:
+    """One row per judge, ranked: ``value`` (the number), ``text`` (as printed) and ``ci`` per metric."""
+    rows = []
+    for key in ranked(comparison):
+        s = comparison.judges[key]
+        dollars, tokens = per_response(s)
+        values = {
+            "balanced_accuracy": s.get("balanced_accuracy"), "macro_f1": s.get("macro_f1"),
+            "macro_precision": s.get("macro_precision"), "macro_recall": s.get("macro_recall"),
+            "accuracy": s.get("accuracy"), "n": s["n"], "n_abstained": s["n_abstained"],
+            "latency_p50_s": s["latency_s"]["p50"], "latency_p95_s": s["latency_s"]["p95"],
+            "usd_per_1000": dollars, "tokens_per_response": tokens,
+        }
+        ci = s.get("ci95", {})
+        cells = {}
+        for metric, value in values.items():
+            if value is None:
+                text = "-"
+            elif metric in ("n", "n_abstained"):
+                text = str(value)
+            elif metric.startswith("latency") or metric == "usd_per_1000":
+                text = f"{value:.4f}"
+            elif metric == "tokens_per_response":
+                text = f"{value:.0f}"
+            else:
+                text = f"{value:.3f}"
+            bounds = ci.get(metric)
+            cells[metric] = {"value": value, "text": text,
+                             "ci": None if bounds is None or value is None else [bounds[0], bounds[1]]}
+        rows.append({"judge": key, "label": comparison.labels[key], "spec": comparison.specs[key],
+                     "run": comparison.run_of[key], "colour": comparison.colours[key], "cells": cells})
+    return rows
+
+
+def format_cell(cell: dict[str, Any]) -> str:
+    """A leaderboard cell as text: ``0.812 [0.74, 0.88]`` with its CI, else the value alone."""
+    return cell["text"] + (f" [{cell['ci'][0]:.2f}, {cell['ci'][1]:.2f}]" if cell["ci"] else "")
+
+
+def score_based(records: list[ResultRecord]) -> float | None:
+    """The one threshold a judge decided every verdict with (score >= t is grounded), else None."""
+    thresholds = {r.result.verdict.threshold for r in records if r.result.verdict.label != "abstain"}
+    if len(thresholds) != 1 or None in thresholds:
+        return None
+    threshold = thresholds.pop()
+    for r in records:
+        v = r.result.verdict
+        if v.label != "abstain" and (v.score is None or (v.score >= threshold) != (v.label == "grounded")):
+            return None
+    return threshold
+
+
+def slice_key(comparison: Comparison) -> tuple[str, list[Any]] | None:
+    """The meta field to slice by (domain, source or dataset) when the examples have more than one value."""
+    for key in ("domain", "source", "dataset"):
+        values = {str(r.example.meta[key]) for rs in comparison.results.values() for r in rs
+                  if r.example.meta.get(key) is not None}
+        if len(values) > 1:
+            return key, sorted(values)
+    return None

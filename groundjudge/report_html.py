@@ -1,7 +1,9 @@
 """report.html: one self-contained page (no network): leaderboard, plots, and a per-example explorer.
 
-All run data goes into the page as one JSON blob and is rendered with DOM APIs
-(textContent), never as markup, so answers and contexts cannot inject HTML.
+All run data goes into the page as one JSON blob (``<script type="application/json">``) and the page's
+script renders it with DOM APIs and ``textContent`` only, never as markup, so answers, contexts and
+model replies cannot inject HTML. Styles and script (``groundjudge/data/report.css``, ``report.js``)
+are inlined; plots are PNG data URIs; a Content-Security-Policy forbids every fetch.
 """
 
 from __future__ import annotations
@@ -9,144 +11,225 @@ from __future__ import annotations
 import base64
 import html
 import json
+import re
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from groundjudge.report_md import Comparison, leaderboard_rows
+from groundjudge.report import LEADERBOARD_COLUMNS, Comparison, example_key, leaderboard, ranked
+from groundjudge.report_md import HOW_TO_READ, extra_tables
+from groundjudge.types import Example, ResultRecord
+
+PLOT_CAPTIONS = {
+    "quality_vs_latency": "Quality against median latency per response (log scale); circled judges are on the "
+                          "Pareto frontier.",
+    "quality_vs_cost": "Quality against dollars per 1,000 responses; circled judges are on the Pareto frontier.",
+    "confusion_matrices": "Confusion matrices: gold rows, predicted columns (abstain included), shaded by share of "
+                          "the gold class.",
+    "threshold_sweep": "Balanced accuracy as the threshold moves, on the dev records used for fitting (dotted) and "
+                       "on the evaluated ones; dashed: the threshold the judge used.",
+    "error_types": "Share of ungrounded answers missed, per gold error type.",
+    "slices": "Balanced accuracy per slice of the data.",
+}
 
 
-def _example_rows(comparison: Comparison, max_examples: int) -> tuple[list[dict[str, Any]], int]:
-    by_id: dict[str, dict[str, Any]] = {}
-    for spec, results in comparison.results.items():
-        for record in results:
-            ex = record.example
-            row = by_id.setdefault(ex.id, {"id": ex.id, "question": ex.question, "context": list(ex.context),
-                                           "answer": ex.answer, "label": ex.label, "error_types": list(ex.error_types),
-                                           "verdicts": {}})
-            verdict = record.result.verdict
-            row["verdicts"][spec] = {
-                "label": verdict.label, "score": verdict.score, "path": verdict.path,
-                "abstain_reason": verdict.abstain_reason, "latency_s": record.result.latency_s,
-                "claims": [{"text": c.claim.text, "start": c.claim.start, "end": c.claim.end, "label": c.label,
-                            "score": c.score, "reason": c.reason, "error_type": c.error_type,
-                            "evidence": c.evidence.model_dump() if c.evidence else None} for c in verdict.claims],
-                "calls": [{"template": c.template, "model": c.model, "input_tokens": c.input_tokens,
-                           "output_tokens": c.output_tokens, "cost_usd": c.cost_usd, "latency_s": c.latency_s,
-                           "cached": c.cached, "attempts": c.attempts, "error": c.error,
-                           "messages": list(c.messages), "raw_output": c.raw_output} for c in record.result.calls],
-            }
-    rows = list(by_id.values())
-    for row in rows:
-        labels = {v["label"] for v in row["verdicts"].values()}
-        row["disagree"] = len(labels) > 1
-        row["wrong"] = row["label"] is not None and any(v["label"] != row["label"] for v in row["verdicts"].values())
-        row["abstain"] = "abstain" in labels
-    rows.sort(key=lambda r: (not r["disagree"], not r["wrong"], not r["abstain"]))
-    return rows[:max_examples], len(rows)
+class _Strings:
+    """Long strings (documents, prompts, replies) stored once in the page and referred to by index."""
+
+    def __init__(self) -> None:
+        self.items: list[str] = []
+        self._index: dict[str, int] = {}
+
+    def __call__(self, text: str | None) -> int | None:
+        if text is None:
+            return None
+        if text not in self._index:
+            self._index[text] = len(self.items)
+            self.items.append(text)
+        return self._index[text]
 
 
-def _embedded(path: Path) -> str:
-    return "data:image/png;base64," + base64.b64encode(path.read_bytes()).decode()
+def _locate(doc: str, start: int | None, end: int | None, text: str) -> tuple[int | None, int | None]:
+    """Evidence offsets in its document: as recorded when valid, else where its text occurs verbatim."""
+    if start is not None and end is not None and 0 <= start < end <= len(doc):
+        return start, end
+    found = doc.find(text) if text.strip() else -1
+    return (found, found + len(text)) if found >= 0 else (None, None)
+
+
+def _content(message: Any) -> str:
+    return message if isinstance(message, str) else json.dumps(message, ensure_ascii=False, indent=1)
+
+
+def _verdict(record: ResultRecord, strings: _Strings) -> dict[str, Any]:
+    verdict, result, example = record.result.verdict, record.result, record.example
+    claims = []
+    for c in verdict.claims:
+        evidence = None
+        if c.evidence is not None:
+            doc = c.evidence.doc_index if c.evidence.doc_index < len(example.context) else 0
+            start, end = _locate(example.context[doc], c.evidence.start, c.evidence.end, c.evidence.text)
+            evidence = {"text": c.evidence.text, "doc": doc, "start": start, "end": end}
+        span = (c.claim.start, c.claim.end)
+        valid = span[0] is not None and span[1] is not None and 0 <= span[0] < span[1] <= len(example.answer)
+        claims.append({"text": c.claim.text, "start": span[0] if valid else None, "end": span[1] if valid else None,
+                       "label": c.label, "score": c.score, "reason": c.reason, "error_type": c.error_type,
+                       "evidence": evidence})
+    return {
+        "label": verdict.label, "score": verdict.score, "threshold": verdict.threshold, "path": verdict.path,
+        "abstain_reason": verdict.abstain_reason, "latency_s": result.latency_s,
+        "cost_usd": sum(c.cost_usd for c in result.calls), "claims": claims,
+        "stages": [{"label": s.label, "path": s.path, "score": s.score, "abstain_reason": s.abstain_reason}
+                   for s in result.stages],
+        "calls": [{"template": c.template, "model": c.model, "input_tokens": c.input_tokens,
+                   "output_tokens": c.output_tokens, "cost_usd": c.cost_usd, "latency_s": c.latency_s,
+                   "cached": c.cached, "attempts": c.attempts, "error": c.error,
+                   "messages": [{"role": str(m.get("role", "?")), "content": strings(_content(m.get("content", "")))}
+                                for m in c.messages],
+                   "raw_output": strings(c.raw_output)} for c in result.calls],
+    }
+
+
+def _example(example: Example, strings: _Strings) -> dict[str, Any]:
+    meta = {k: v for k, v in example.meta.items() if isinstance(v, (str, int, float, bool)) and len(str(v)) <= 200}
+    return {"key": example_key(example), "id": example.id, "question": example.question,
+            "docs": [strings(doc) for doc in example.context], "answer": example.answer, "label": example.label,
+            "error_types": list(example.error_types), "split": example.split, "meta": meta, "verdicts": {}}
+
+
+def examples(comparison: Comparison, max_examples: int) -> tuple[list[dict[str, Any]], int, list[str]]:
+    """Per example (merged across judges and runs): its content and every judge's verdict, capped at
+    ``max_examples`` — disagreements, then wrong verdicts, then abstentions, then the rest.
+    Returns (examples, how many the runs hold, the string table)."""
+    strings = _Strings()
+    rows: dict[str, dict[str, Any]] = {}
+    records_of: dict[str, list[tuple[str, ResultRecord]]] = {}
+    for judge in ranked(comparison):
+        for record in comparison.results[judge]:
+            key = example_key(record.example)
+            if key not in records_of:
+                records_of[key] = []
+            records_of[key].append((judge, record))
+
+    def tier(pairs: list[tuple[str, ResultRecord]]) -> int:
+        labels = {r.result.verdict.label for _, r in pairs}
+        gold = pairs[0][1].example.label
+        if len(labels) > 1:
+            return 0
+        if gold is not None and labels != {gold}:
+            return 1
+        return 2 if "abstain" in labels else 3
+
+    order = sorted(records_of, key=lambda k: tier(records_of[k]))[:max_examples]
+    kept = set(order)
+    for key, pairs in records_of.items():          # data order for the ones kept
+        if key not in kept:
+            continue
+        row = rows[key] = _example(pairs[0][1].example, strings)
+        for judge, record in pairs:
+            row["verdicts"][judge] = _verdict(record, strings)
+    return list(rows.values()), len(records_of), strings.items
 
 
 def _script_json(data: Any) -> str:
-    """JSON safe inside a <script> element."""
-    return json.dumps(data).replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
+    """JSON that is safe inside a <script> element (no '<', '>' or '&' left to close or open a tag)."""
+    return (json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+            .replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
+            .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
+
+
+def _asset(name: str) -> str:
+    text = resources.files("groundjudge").joinpath("data", name).read_text(encoding="utf-8")
+    if "</script" in text.lower() or "</style" in text.lower():
+        raise ValueError(f"{name} must not close its own element")
+    return text
+
+
+def _plots_html(plots: list[Path]) -> str:
+    figures = []
+    for path in plots:
+        uri = "data:image/png;base64," + base64.b64encode(path.read_bytes()).decode("ascii")
+        caption = PLOT_CAPTIONS.get(path.stem, path.stem.replace("_", " "))
+        figures.append(f'<figure class="plot" id="plot-{html.escape(path.stem)}"><img alt="{html.escape(caption)}" '
+                       f'src="{uri}"><figcaption>{html.escape(caption)}</figcaption></figure>')
+    return "\n".join(figures) or "<p>No plots.</p>"
+
+
+def page_data(comparison: Comparison, max_examples: int = 2000) -> dict[str, Any]:
+    """Everything the page's script renders, as JSON-able data."""
+    rows, total, strings = examples(comparison, max_examples)
+    order = ranked(comparison)
+    return {
+        "runs": [{"name": run.name, "run_id": run.records.header.run_id, "n": run.records.header.dataset.n,
+                  "files": list(run.records.header.dataset.files), "hash": run.records.header.dataset.hash,
+                  "eval_split": run.records.header.eval_split or "all", "started_at": run.records.header.started_at}
+                 for run in comparison.runs],
+        "notes": comparison.notes,
+        "judges": [{"key": k, "label": comparison.labels[k], "spec": comparison.specs[k], "run": comparison.run_of[k],
+                    "colour": comparison.colours[k], "rank": i} for i, k in enumerate(order, start=1)],
+        "columns": [list(c) for c in LEADERBOARD_COLUMNS],
+        "leaderboard": leaderboard(comparison),
+        "how_to_read": HOW_TO_READ,
+        "pairwise": comparison.pairwise,
+        "tables": extra_tables(comparison),
+        "examples": rows,
+        "strings": strings,
+        "total_examples": total,
+        "max_examples": max_examples,
+    }
 
 
 def render_html(comparison: Comparison, plots: list[Path], max_examples: int = 2000) -> str:
     """The page, as one string."""
-    examples, total = _example_rows(comparison, max_examples)
-    data = {"leaderboard": leaderboard_rows(comparison), "judges": list(comparison.judges), "examples": examples,
-            "total_examples": total, "pairwise": comparison.pairwise}
-    images = "\n".join(f'<figure><img alt="{html.escape(p.stem)}" src="{_embedded(p)}">'
-                       f"<figcaption>{html.escape(p.stem.replace('_', ' '))}</figcaption></figure>" for p in plots)
-    return PAGE.replace("__DATA__", _script_json(data)).replace("__PLOTS__", images)
-
+    data = page_data(comparison, max_examples)
+    judge_css = "\n".join(f".j{i}{{--jc:{j['colour']}}}" for i, j in enumerate(data["judges"]))
+    parts = {"__CSS__": _asset("report.css") + "\n" + judge_css, "__PLOTS__": _plots_html(plots),
+             "__JS__": _asset("report.js"), "__DATA__": _script_json(data)}
+    return re.sub("__(CSS|PLOTS|JS|DATA)__", lambda m: parts[m.group(0)], PAGE)
 
 PAGE = """<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>groundjudge report</title>
+<html lang="en"><head><meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'unsafe-inline'">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>groundjudge report</title>
 <style>
-body{font:14px/1.45 system-ui,sans-serif;margin:0;color:#1a202c;background:#f7fafc}
-header{background:#2c5282;color:#fff;padding:12px 24px}h1{font-size:20px;margin:0}
-main{padding:16px 24px}h2{font-size:16px;margin:24px 0 8px}
-table{border-collapse:collapse;background:#fff;font-size:13px}td,th{border:1px solid #cbd5e0;padding:4px 8px;text-align:right}
-td:first-child,th:first-child{text-align:left}th{background:#edf2f7}
-figure{display:inline-block;margin:8px;background:#fff;padding:6px;border:1px solid #e2e8f0}figure img{max-width:560px}
-#explorer{display:flex;gap:16px;align-items:flex-start}#list{width:340px;max-height:80vh;overflow:auto;background:#fff;border:1px solid #cbd5e0}
-#list div{padding:6px 8px;border-bottom:1px solid #edf2f7;cursor:pointer}#list div:hover{background:#ebf8ff}
-#list .sel{background:#bee3f8}#detail{flex:1;background:#fff;border:1px solid #cbd5e0;padding:12px;min-height:200px}
-.filters label{margin-right:14px}.doc{white-space:pre-wrap;background:#f7fafc;border:1px solid #e2e8f0;padding:8px;margin:6px 0}
-mark{background:#fefcbf;border-bottom:2px solid #d69e2e}.supported{background:#c6f6d5}.contradicted{background:#fed7d7}
-.unverifiable{background:#feebc8}.tag{display:inline-block;padding:0 6px;border-radius:8px;font-size:12px;margin-left:4px}
-.grounded{background:#c6f6d5}.ungrounded{background:#fed7d7}.abstain{background:#e2e8f0}
-details{margin:4px 0}pre{white-space:pre-wrap;background:#edf2f7;padding:6px;font-size:12px}
+__CSS__
 </style></head><body>
-<header><h1>groundjudge report</h1></header>
+<header><div class="bar"><h1>groundjudge report</h1><nav>
+<a href="#leaderboard-section">Leaderboard</a><a href="#significance-section">Significance</a>
+<a href="#tables-section">Thresholds &amp; errors</a><a href="#plots-section">Plots</a><a href="#explorer-section">Examples</a>
+</nav></div><ul id="runs"></ul><div id="notes"></div></header>
 <main>
-<h2>Leaderboard</h2>
-<table id="leaderboard"><thead><tr><th>judge</th><th>bal. acc [95% CI]</th><th>macro-F1 [95% CI]</th><th>macro P</th>
-<th>macro R</th><th>acc</th><th>n</th><th>abstained</th><th>latency p50 s</th><th>latency p95 s</th><th>$ / 1k</th>
-<th>tokens / resp.</th></tr></thead><tbody></tbody></table>
-<h2>Examples</h2>
-<div class="filters">
-<label><input type="checkbox" id="f-disagree" checked> judges disagree</label>
-<label><input type="checkbox" id="f-wrong"> a judge is wrong</label>
-<label><input type="checkbox" id="f-abstain"> a judge abstained</label>
-<label>gold error type <select id="f-type"><option value="">any</option></select></label>
-<span id="count"></span></div>
-<div id="explorer"><div id="list"></div><div id="detail">Choose an example on the left.</div></div>
-<h2>Plots</h2>
+<section id="leaderboard-section" class="card"><h2>Leaderboard</h2>
+<div class="scroll"><table id="leaderboard"><thead></thead><tbody></tbody></table></div>
+<p id="how-to-read" class="note"></p></section>
+<section id="significance-section" class="card"><h2>McNemar p-values</h2>
+<p class="note">Exact McNemar test between every two judges on the labelled examples both judged. Highlighted: p &lt; 0.05
+(the two judges' error rates differ). Hover a cell for the pair and n.</p>
+<div class="scroll"><table id="mcnemar"></table></div></section>
+<section id="tables-section" class="card"><h2>Thresholds, error types, fallbacks</h2><div id="tables"></div></section>
+<section id="plots-section" class="card"><h2>Plots</h2><div class="plots">
 __PLOTS__
+</div></section>
+<section id="explorer-section" class="card"><h2>Examples</h2>
+<div class="filters" id="filters">
+<label class="chip"><input type="checkbox" id="f-disagree" checked> judges disagree</label>
+<label class="chip"><input type="checkbox" id="f-wrong"> a wrong verdict</label>
+<label class="chip"><input type="checkbox" id="f-abstain"> an abstention</label>
+<label>gold error type <select id="f-type"><option value="">any</option></select></label>
+<label>judge <select id="f-judge"><option value="">any</option></select></label>
+<label><input type="search" id="f-search" placeholder="search id or text"></label>
+<span id="count" class="count"></span></div>
+<p id="cap" class="note"></p>
+<p class="list-legend">Each example shows its gold label and every judge's verdict (#rank, G grounded, U ungrounded,
+A abstained; dashed red: wrong). Click one to see its context, claims and LLM calls; ↑/↓ move through the list.</p>
+<div id="explorer"><div id="list" tabindex="0" aria-label="examples"></div>
+<div id="detail"><p class="empty">Choose an example on the left.</p></div></div>
+</section>
 </main>
+<footer>Made by groundjudge from the run records alone. No part of this page is loaded from the network.</footer>
 <script type="application/json" id="data">__DATA__</script>
 <script>
-"use strict";
-const DATA = JSON.parse(document.getElementById("data").textContent);
-function el(tag, text, cls){const e=document.createElement(tag);if(text!==undefined&&text!==null)e.textContent=String(text);if(cls)e.className=cls;return e;}
-const KEYS=["judge","balanced_accuracy","macro_f1","macro_precision","macro_recall","accuracy","n","abstained","latency_p50_s","latency_p95_s","usd_per_1000","tokens_per_response"];
-const body=document.querySelector("#leaderboard tbody");
-for(const row of DATA.leaderboard){const tr=el("tr");tr.dataset.judge=row.judge;for(const k of KEYS){const td=el("td",row[k]);td.dataset.metric=k;tr.appendChild(td);}body.appendChild(tr);}
-const types=new Set();DATA.examples.forEach(e=>e.error_types.forEach(t=>types.add(t)));
-const typeSelect=document.getElementById("f-type");[...types].sort().forEach(t=>{const o=el("option",t);o.value=t;typeSelect.appendChild(o);});
-function visible(){const d=document.getElementById("f-disagree").checked,w=document.getElementById("f-wrong").checked,
-a=document.getElementById("f-abstain").checked,t=typeSelect.value;
-return DATA.examples.filter(e=>(!d||e.disagree)&&(!w||e.wrong)&&(!a||e.abstain)&&(!t||e.error_types.includes(t)));}
-function highlighted(text, spans){const out=el("div",null,"doc");let pos=0;
-spans.filter(s=>s.start!==null&&s.end!==null&&s.end>s.start).sort((x,y)=>x.start-y.start).forEach(s=>{
- if(s.start<pos)return;out.appendChild(document.createTextNode(text.slice(pos,s.start)));
- const m=el("mark",text.slice(s.start,s.end),s.cls||"");m.title=s.title||"";out.appendChild(m);pos=s.end;});
-out.appendChild(document.createTextNode(text.slice(pos)));return out;}
-function show(ex){const d=document.getElementById("detail");d.replaceChildren();
-d.appendChild(el("h3",ex.id));const g=el("div","gold: ");g.appendChild(el("span",ex.label||"unlabelled","tag "+(ex.label||"")));
-if(ex.error_types.length)g.appendChild(el("span"," error type: "+ex.error_types.join(", ")));d.appendChild(g);
-if(ex.question){d.appendChild(el("h4","Question"));d.appendChild(el("div",ex.question,"doc"));}
-d.appendChild(el("h4","Context (evidence highlighted)"));
-ex.context.forEach((doc,i)=>{const spans=[];for(const [judge,v] of Object.entries(ex.verdicts))for(const c of v.claims)
- if(c.evidence&&c.evidence.doc_index===i)spans.push({start:c.evidence.start,end:c.evidence.end,title:judge+": "+c.label});
- d.appendChild(highlighted(doc,spans));});
-for(const [judge,v] of Object.entries(ex.verdicts)){const box=el("div");box.className="verdict";
- const h=el("h4",judge+" ");h.appendChild(el("span",v.label,"tag "+v.label));
- if(v.score!==null)h.appendChild(el("span"," score "+Number(v.score).toFixed(3)));
- if(v.abstain_reason)h.appendChild(el("span"," ("+v.abstain_reason+")"));box.appendChild(h);
- box.appendChild(el("div","path: "+v.path+" — "+Number(v.latency_s).toFixed(3)+" s"));
- const spans=v.claims.map(c=>({start:c.start,end:c.end,cls:c.label,title:c.label+(c.reason?": "+c.reason:"")}));
- box.appendChild(highlighted(ex.answer,spans));
- const ul=el("ul");v.claims.forEach(c=>{const li=el("li");li.appendChild(el("span",c.label,c.label));
-  li.appendChild(el("span"," "+c.text+(c.error_type?" ["+c.error_type+"]":"")+(c.reason?" — "+c.reason:"")));ul.appendChild(li);});
- box.appendChild(ul);
- v.calls.forEach(call=>{const det=el("details");det.appendChild(el("summary",call.template+" · "+call.model+" · "+call.input_tokens+"/"+
-  call.output_tokens+" tokens · $"+Number(call.cost_usd).toFixed(5)+" · "+Number(call.latency_s).toFixed(2)+" s"+(call.cached?" · cached":"")+(call.error?" · "+call.error:"")));
-  call.messages.forEach(m=>det.appendChild(el("pre",m.role+": "+m.content)));det.appendChild(el("pre","response: "+call.raw_output));box.appendChild(det);});
- d.appendChild(box);}}
-function render(){const list=document.getElementById("list");list.replaceChildren();const shown=visible();
-document.getElementById("count").textContent=shown.length+" of "+DATA.examples.length+" examples shown"+
- (DATA.total_examples>DATA.examples.length?" ("+DATA.total_examples+" in the runs; the page keeps disagreements, errors and abstentions first)":"");
-shown.forEach(ex=>{const item=el("div");item.dataset.id=ex.id;item.appendChild(el("b",ex.id));
- const labels=Object.values(ex.verdicts).map(v=>v.label);item.appendChild(el("div",(ex.label||"?")+" → "+labels.join(" / ")));
- item.onclick=()=>{list.querySelectorAll(".sel").forEach(x=>x.classList.remove("sel"));item.classList.add("sel");show(ex);};list.appendChild(item);});}
-["f-disagree","f-wrong","f-abstain","f-type"].forEach(id=>document.getElementById(id).addEventListener("change",render));
-render();
+__JS__
 </script></body></html>
 """

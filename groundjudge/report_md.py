@@ -1,145 +1,177 @@
-"""report.md: the leaderboard, McNemar matrix, thresholds and error-type slices of one or more runs."""
+"""report.md: the leaderboard, McNemar matrix, thresholds, error-type and cascade tables of a comparison."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import re
 from pathlib import Path
 from typing import Any
 
-from groundjudge.records import RunRecords, find_records, read_records
-from groundjudge.summary import summarize
-from groundjudge.types import ResultRecord
+from groundjudge.report import LEADERBOARD_COLUMNS, Comparison, format_cell, leaderboard, ranked
+
+HOW_TO_READ = (
+    "Balanced accuracy and macro-F1 weigh grounded and ungrounded answers equally; the bracket is a bootstrap "
+    "95% interval, and judges whose intervals overlap may not really differ — the McNemar matrix tests each pair "
+    "on the examples both judged (p < 0.05: their error rates differ). Abstentions count as errors, never as "
+    "grounded; latency is wall time per response on the machine that ran the judge, and $ is at the provider's "
+    "list prices (local judges cost nothing per call)."
+)
 
 
-@dataclass
-class LoadedRun:
-    """A run directory read back: its records, calibration records and recomputed summary."""
-
-    path: Path
-    records: RunRecords
-    summary: dict[str, Any]
-    calibration: RunRecords | None = None
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
 
 
-@dataclass
-class Comparison:
-    """Several runs merged: one entry per judge (prefixed by its run when specs repeat)."""
-
-    runs: list[LoadedRun]
-    judges: dict[str, dict[str, Any]] = field(default_factory=dict)
-    results: dict[str, list[ResultRecord]] = field(default_factory=dict)
-    dev_results: dict[str, list[ResultRecord]] = field(default_factory=dict)
-    pairwise: list[dict[str, Any]] = field(default_factory=list)
+_NUMERIC = re.compile(r"^(-|—|n/a|\**[-+]?[\d.]+(e[-+]?\d+)?\**( \(.*\)| \[.*\])?)$")
 
 
-def load_run(path: str | Path) -> LoadedRun:
-    """Read a run directory and recompute its summary from the records (nothing else is trusted)."""
-    path = Path(path)
-    records = read_records(find_records(path))
-    calibration_file = find_records(path, "calibration.jsonl")
-    calibration = read_records(calibration_file) if calibration_file.exists() else None
-    return LoadedRun(path=path, records=records, summary=summarize(records), calibration=calibration)
-
-
-def compare(paths: list[str | Path]) -> Comparison:
-    """Merge runs; a judge spec used in more than one run is named ``<run dir>/<spec>``."""
-    runs = [load_run(p) for p in paths]
-    seen: dict[str, int] = {}
-    for run in runs:
-        for spec in run.summary["judges"]:
-            seen[spec] = seen.get(spec, 0) + 1
-    comparison = Comparison(runs=runs)
-    for run in runs:
-        rename = {spec: (f"{run.path.name}/{spec}" if seen[spec] > 1 else spec) for spec in run.summary["judges"]}
-        for spec, stats in run.summary["judges"].items():
-            comparison.judges[rename[spec]] = stats
-            comparison.results[rename[spec]] = [r for r in run.records.results if r.judge == spec]
-            if run.calibration is not None:
-                comparison.dev_results[rename[spec]] = [r for r in run.calibration.results if r.judge == spec]
-        for row in run.summary["pairwise"]:
-            comparison.pairwise.append({**row, "a": rename[row["a"]], "b": rename[row["b"]]})
-    return comparison
-
-
-def per_response(stats: dict[str, Any]) -> tuple[float, float]:
-    """($ per 1,000 responses, tokens per response)."""
-    n = max(stats["n_judged"], 1)
-    return 1000 * stats["cost_usd"] / n, (stats["tokens"]["input"] + stats["tokens"]["output"]) / n
-
-
-def _ci(stats: dict[str, Any], metric: str) -> str:
-    value = stats.get(metric)
-    if value is None:
-        return "-"
-    lo, hi = stats.get("ci95", {}).get(metric, (None, None))
-    return f"{value:.3f} [{lo:.2f}, {hi:.2f}]" if lo is not None else f"{value:.3f}"
-
-
-def leaderboard_rows(comparison: Comparison) -> list[dict[str, str]]:
-    """The leaderboard as formatted cells, best balanced accuracy first."""
-    rows = []
-    ranked = sorted(comparison.judges.items(), key=lambda item: -(item[1].get("balanced_accuracy") or 0))
-    for spec, s in ranked:
-        dollars, tokens = per_response(s)
-        rows.append({
-            "judge": spec, "balanced_accuracy": _ci(s, "balanced_accuracy"), "macro_f1": _ci(s, "macro_f1"),
-            "macro_precision": f"{s.get('macro_precision', 0):.3f}", "macro_recall": f"{s.get('macro_recall', 0):.3f}",
-            "accuracy": f"{s.get('accuracy', 0):.3f}", "n": str(s["n"]), "abstained": str(s["n_abstained"]),
-            "latency_p50_s": f"{s['latency_s']['p50']:.4f}", "latency_p95_s": f"{s['latency_s']['p95']:.4f}",
-            "usd_per_1000": f"{dollars:.4f}", "tokens_per_response": f"{tokens:.0f}",
-        })
-    return rows
-
-
-def _table(headers: list[str], rows: list[list[str]]) -> str:
-    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
-    lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]
+def table(headers: list[str], rows: list[list[str]]) -> str:
+    """A GitHub Markdown table; columns of numbers are right-aligned."""
+    numeric = [bool(rows) and all(_NUMERIC.match(row[i]) for row in rows) for i in range(len(headers))]
+    lines = ["| " + " | ".join(_cell(h) for h in headers) + " |",
+             "|" + "|".join("---:" if n else "---" for n in numeric) + "|"]
+    lines += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
     return "\n".join(lines)
 
 
-def render_markdown(comparison: Comparison, plots: list[str]) -> str:
-    """The whole report.md."""
-    data = [run.summary["dataset"] for run in comparison.runs]
-    hashes = {d["hash"] for d in data}
-    parts = ["# groundjudge report", ""]
-    for run, d in zip(comparison.runs, data):
-        parts.append(f"- run `{run.path.name}` ({run.records.header.run_id}): {d['n']} examples "
-                     f"({d.get('eval_split') or 'all'}) from {', '.join(d['files'])}, data hash `{d['hash'][:12]}`")
-    if len(hashes) > 1:
-        parts.append("\n**Note: these runs judged different data; compare their rows with care.**")
-    headers = ["judge", "bal. acc [95% CI]", "macro-F1 [95% CI]", "macro P", "macro R", "acc", "n", "abstained",
-               "latency p50 s", "latency p95 s", "$ / 1k responses", "tokens / response"]
-    keys = ["judge", "balanced_accuracy", "macro_f1", "macro_precision", "macro_recall", "accuracy", "n",
-            "abstained", "latency_p50_s", "latency_p95_s", "usd_per_1000", "tokens_per_response"]
-    parts += ["", "## Leaderboard", "", _table(headers, [[r[k] for k in keys] for r in leaderboard_rows(comparison)])]
-    parts += ["", "How to read it: balanced accuracy and macro-F1 weigh grounded and ungrounded answers equally; the "
-              "bracket is a bootstrap 95% interval, so two judges whose intervals overlap widely may not differ — "
-              "the McNemar p-values below test that on the examples both judged. Abstentions count as errors, "
-              "never as grounded. Latency is per response on this machine; $ comes from the provider's list prices."]
-    if comparison.pairwise:
-        parts += ["", "## McNemar (exact) p-values", "",
-                  _table(["a", "b", "n", "p"], [[p["a"], p["b"], str(p["n"]), f"{p['mcnemar_p']:.3g}"]
-                                                for p in comparison.pairwise])]
-    parts += ["", "## Thresholds", "", _table(["judge", "threshold", "fitted on"], [
-        [spec, "-" if s.get("threshold") is None else f"{s['threshold']:.4f}", str(s.get("threshold_source") or "-")]
-        for spec, s in comparison.judges.items()])]
-    typed = {spec: s["per_error_type"] for spec, s in comparison.judges.items() if s.get("per_error_type")}
-    if typed:
-        kinds = sorted({k for v in typed.values() for k in v})
-        parts += ["", "## Missed ungrounded answers by gold error type (share judged grounded)", "",
-                  _table(["judge"] + kinds, [[spec] + [f"{v[k]['miss_rate']:.2f} ({v[k]['n']})" if k in v else "-"
-                                                      for k in kinds] for spec, v in typed.items()])]
-    extras = [(spec, s) for spec, s in comparison.judges.items() if s.get("cascade") or s.get("fallbacks")]
-    if extras:
-        parts += ["", "## Fallback and cascade", ""]
-        for spec, s in extras:
-            if s.get("fallbacks"):
-                parts.append(f"- `{spec}`: {s['fallbacks']} verdicts from the fallback path ({s['paths']})")
-            if s.get("cascade"):
-                c = s["cascade"]
-                parts.append(f"- `{spec}`: escalation rate {c['escalation_rate']:.2f}, saved ≈ "
-                             f"${c['cost_saved_usd_estimate']:.4f}, balanced accuracy change vs local alone "
-                             f"{c.get('balanced_accuracy_change', 0):+.3f}")
+def _runs(comparison: Comparison) -> list[str]:
+    lines = []
+    for run in comparison.runs:
+        d, h = run.records.header.dataset, run.records.header
+        lines.append(f"- run `{run.name}` ({h.run_id}, started {h.started_at}): {d.n} examples "
+                     f"({h.eval_split or 'all'}) from {', '.join(d.files)}; data hash `{d.hash[:12]}`")
+    lines += [f"\n**Note:** {note}" for note in comparison.notes]
+    return lines
+
+
+def _leaderboard(comparison: Comparison) -> list[str]:
+    headers = ["judge"] + [heading for _, heading in LEADERBOARD_COLUMNS]
+    rows = [[row["label"]] + [format_cell(row["cells"][metric]) for metric, _ in LEADERBOARD_COLUMNS]
+            for row in leaderboard(comparison)]
+    return ["## Leaderboard", "", table(headers, rows), "", "How to read it: " + HOW_TO_READ]
+
+
+def _p(p: float | None) -> str:
+    if p is None:
+        return "n/a"
+    return ("**" + f"{p:.2g}" + "**") if p < 0.05 else f"{p:.2g}"
+
+
+def _mcnemar(comparison: Comparison) -> list[str]:
+    order = ranked(comparison)
+    if len(order) < 2:
+        return []
+    found = {(r["a"], r["b"]): r for r in comparison.pairwise}
+    found.update({(r["b"], r["a"]): r for r in comparison.pairwise})
+    rows = []
+    for i, a in enumerate(order, start=1):
+        row = [f"#{i} {comparison.labels[a]}"]
+        for b in order:
+            pair = found.get((a, b))
+            row.append("—" if a == b else (_p(pair["mcnemar_p"]) + (f" (n={pair['n']})" if pair["n"] else "")))
+        rows.append(row)
+    return ["## McNemar (exact) p-values", "",
+            ("Between every two judges, on the labelled examples both judged (n); bold: p < 0.05. "
+             "n/a: no examples in common."), "",
+            table(["judge"] + [f"#{i}" for i in range(1, len(order) + 1)], rows)]
+
+
+def thresholds(comparison: Comparison) -> dict[str, Any]:
+    """The threshold each judge used and where it was fitted."""
+    rows = []
+    for key in ranked(comparison):
+        s = comparison.judges[key]
+        if s.get("threshold") is None:
+            rows.append([comparison.labels[key], "-", "no threshold (the judge decides the label itself)"])
+        else:
+            rows.append([comparison.labels[key], f"{s['threshold']:.4f}", str(s.get("threshold_source") or "-")])
+    return {"id": "thresholds", "keys": ranked(comparison), "title": "Thresholds",
+            "note": "A score-based judge says grounded when its score reaches the threshold. split:dev or a file: "
+                    "fitted there to maximise balanced accuracy, then frozen; setting: given in the spec; "
+                    "default: there was nothing to fit it on.",
+            "headers": ["judge", "threshold", "fitted on"], "rows": rows}
+
+
+def error_types(comparison: Comparison) -> list[dict[str, Any]]:
+    """Miss rate per gold error type; the error types typing judges gave."""
+    typed = {k: comparison.judges[k]["per_error_type"] for k in ranked(comparison)
+             if comparison.judges[k].get("per_error_type")}
+    if not typed:
+        return []
+    kinds = sorted({kind for per_type in typed.values() for kind in per_type})
+    rows = [[comparison.labels[k]] + [f"{v[kind]['miss_rate']:.2f} ({v[kind]['missed']}/{v[kind]['n']})"
+                                      if kind in v else "-" for kind in kinds] for k, v in typed.items()]
+    out = [{"id": "error-types", "keys": list(typed), "title": "Missed errors by gold error type",
+            "note": "Share of the ungrounded answers of each gold error type that the judge called grounded "
+                    "(missed/total); lower is better. Abstentions are not counted as misses here.",
+            "headers": ["judge"] + kinds, "rows": rows}]
+    given = [k for k in ranked(comparison) if comparison.judges[k].get("predicted_error_types")]
+    if given:
+        out.append({"id": "predicted-error-types", "keys": given, "title": "Error types the judges gave", "note": "",
+                    "headers": ["judge", "error types given (claims)", "matches a gold type"], "rows": [
+                        [comparison.labels[k],
+                         ", ".join(f"{t} {n}" for t, n in comparison.judges[k]["predicted_error_types"].items()),
+                         f"{comparison.judges[k]['error_type_accuracy']:.2f} "
+                         f"(n={comparison.judges[k]['error_type_accuracy_n']})"
+                         if "error_type_accuracy" in comparison.judges[k] else "-"] for k in given]})
+    return out
+
+
+def fallback_cascade(comparison: Comparison) -> list[dict[str, Any]]:
+    """Escalation and savings of cascades; which path produced the verdicts of fallback judges."""
+    out = []
+    cascades = [k for k in ranked(comparison) if comparison.judges[k].get("cascade")]
+    if cascades:
+        rows = []
+        for key in cascades:
+            c = comparison.judges[key]["cascade"]
+            local, change = c.get("local_balanced_accuracy"), c.get("balanced_accuracy_change")
+            rows.append([comparison.labels[key], f"{c['escalation_rate']:.2f}", f"{c['cost_usd']:.4f}",
+                         f"{c['cost_usd_all_llm_estimate']:.4f}", f"{c['cost_saved_usd_estimate']:.4f}",
+                         "-" if local is None else f"{local:.3f}", "-" if change is None else f"{change:+.3f}"])
+        out.append({"id": "cascades", "keys": cascades, "title": "Cascades",
+                    "note": "Escalated: share of answers the local judge sent on to the LLM judge.",
+                    "headers": ["judge", "escalated", "$ spent", "$ if all went to the LLM (est.)", "$ saved (est.)",
+                                "bal. acc of the local judge alone", "bal. acc change"], "rows": rows})
+    fallbacks = [k for k in ranked(comparison)
+                 if comparison.specs[k].split(":")[0] == "fallback" or comparison.judges[k].get("fallbacks")]
+    if fallbacks:
+        out.append({"id": "fallbacks", "keys": fallbacks, "title": "Fallbacks",
+                    "note": "Which path produced the verdicts: the LLM, or the local judge when the provider "
+                            "could not be used.",
+                    "headers": ["judge", "verdicts from the fallback", "verdicts by path", "abstentions by reason"],
+                    "rows": [[comparison.labels[k], str(comparison.judges[k].get("fallbacks", 0)),
+                              ", ".join(f"{p} {n}" for p, n in comparison.judges[k]["paths"].items()),
+                              ", ".join(f"{r} {n}" for r, n in comparison.judges[k]["abstain_reasons"].items())
+                              or "-"] for k in fallbacks]})
+    return out
+
+
+def judges(comparison: Comparison) -> dict[str, Any]:
+    """Rank, display name, run and full spec of every judge."""
+    return {"id": "judges", "title": "Judges", "note": "Display names leave out connection settings (api_base, ...).",
+            "headers": ["", "judge", "run", "spec as run"],
+            "rows": [[f"#{i}", comparison.labels[k], comparison.run_of[k], comparison.specs[k]]
+                     for i, k in enumerate(ranked(comparison), start=1)]}
+
+
+def extra_tables(comparison: Comparison) -> list[dict[str, Any]]:
+    """The tables after the leaderboard and the McNemar matrix, as data: id, title, note, headers, rows."""
+    return [thresholds(comparison), *error_types(comparison), *fallback_cascade(comparison), judges(comparison)]
+
+
+def _section(t: dict[str, Any], level: str = "##") -> list[str]:
+    return [f"{level} {t['title']}", ""] + ([t["note"], ""] if t["note"] else []) + [table(t["headers"], t["rows"])]
+
+
+def render_markdown(comparison: Comparison, plots: list[Path] | list[str]) -> str:
+    """The whole report.md; plots are linked by file name (they sit beside it)."""
+    sections: list[list[str]] = [
+        ["# groundjudge report", ""] + _runs(comparison),
+        _leaderboard(comparison),
+        _mcnemar(comparison),
+        *(_section(t) for t in extra_tables(comparison)),
+    ]
     if plots:
-        parts += ["", "## Plots", ""] + [f"![{Path(p).stem}]({Path(p).name})" for p in plots]
-    return "\n".join(parts) + "\n"
+        sections.append(["## Plots", ""] + [f"![{Path(p).stem.replace('_', ' ')}]({Path(p).name})\n" for p in plots])
+    return "\n\n".join("\n".join(s) for s in sections if s).rstrip() + "\n"
+

@@ -1,4 +1,7 @@
-"""The HTML report in a real headless browser (Debian chromium + chromedriver, driven by selenium)."""
+"""report.html in a real headless browser: Debian's chromium + chromedriver, driven by selenium.
+
+Skipped only when chromium or chromedriver is not installed (.ci/run installs both).
+"""
 
 from __future__ import annotations
 
@@ -7,17 +10,22 @@ import shutil
 import tempfile
 
 import pytest
-from conftest import ROOT, cli, qa_rows, write_jsonl
+from conftest import ROOT, cli, write_jsonl
+from test_report import HOSTILE, hostile_rows
+
+from groundjudge.records import read_records
+from groundjudge.report import example_key
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMEDRIVER = shutil.which("chromedriver")
 pytestmark = pytest.mark.skipif(not (CHROMIUM and CHROMEDRIVER),
-                                reason="needs chromium and chromedriver (.ci/run installs them)")
+                                reason="needs Debian's chromium and chromium-driver (.ci/run installs them)")
+ARTIFACTS = ROOT / "tests" / "artifacts"
 
 
 @pytest.fixture
 def browser():
-    webdriver = pytest.importorskip("selenium.webdriver")
+    from selenium import webdriver
     from selenium.webdriver.chrome.options import Options
     from selenium.webdriver.chrome.service import Service
 
@@ -26,53 +34,131 @@ def browser():
     profile = tempfile.mkdtemp(prefix="gj-chromium-")
     for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--disable-dev-shm-usage", f"--user-data-dir={profile}", "--window-size=1400,1000"):
+                 "--disable-dev-shm-usage", "--hide-scrollbars", f"--user-data-dir={profile}",
+                 "--window-size=1400,1000"):
         options.add_argument(flag)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
-    yield driver
-    driver.quit()
-    shutil.rmtree(profile, ignore_errors=True)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+        shutil.rmtree(profile, ignore_errors=True)
 
 
-def test_report_page_in_a_browser(browser, tmp_path):
-    from selenium.webdriver.common.by import By
-
-    rows = [{**r, "split": "dev" if i < 4 else "test"} for i, r in enumerate(qa_rows(8))]
-    data = write_jsonl(tmp_path / "qa.jsonl", rows)
+@pytest.fixture
+def report(tmp_path, llm_server):
+    """A run with two local judges and an LLM judge (scripted server) on QA data with a hostile answer."""
+    data = write_jsonl(tmp_path / "qa.jsonl", hostile_rows())
     run = tmp_path / "run"
-    cli("run", str(data), "--judge", "quip:n=8", "--judge", "quip:n=30", "--judge", "span", "--out", str(run), "--quiet")
+    spec = f"claims:model=openai/gpt-4o-mini,api_base={llm_server.openai_base},threshold=1.0"
+    cli("run", str(data), "--judge", "quip:n=8", "--judge", "span", "--judge", spec, "--out", str(run), "--quiet")
     cli("report", str(run))
-    page = run / "report" / "report.html"
-    browser.get(page.as_uri())
+    return run, spec
 
-    errors = [entry for entry in browser.get_log("browser") if entry["level"] == "SEVERE"]
-    assert not errors, errors
+
+def expected_counts(run) -> dict[str, int]:
+    """How many examples each filter should show, from the records."""
+    verdicts: dict[str, dict[str, str]] = {}
+    gold: dict[str, str] = {}
+    for record in read_records(run / "records.jsonl").results:
+        key = example_key(record.example)
+        verdicts.setdefault(key, {})[record.judge] = record.result.verdict.label
+        gold[key] = record.example.label
+    disagree = {k for k, v in verdicts.items() if len(set(v.values())) > 1}
+    wrong = {k for k, v in verdicts.items() if any(label != gold[k] for label in v.values())}
+    abstain = {k for k, v in verdicts.items() if "abstain" in v.values()}
+    return {"all": len(verdicts), "disagree": len(disagree), "disagree+wrong": len(disagree & wrong),
+            "wrong": len(wrong), "abstain": len(abstain)}
+
+
+def test_report_page_in_a_browser(browser, report):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    run, spec = report
+    browser.get((run / "report" / "report.html").as_uri())
+    find, find_all = browser.find_element, browser.find_elements
+
+    def shown() -> int:
+        return len(find_all(By.CSS_SELECTOR, "#list .item"))
+
+    # the page loads nothing: no console error, no resource fetched from anywhere
+    assert not [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
     resources = browser.execute_script("return performance.getEntriesByType('resource').map(e => e.name)")
-    assert not [r for r in resources if r.startswith(("http:", "https:"))]
+    assert all(name.startswith("data:") for name in resources), resources
 
+    # the leaderboard shows every judge of summary.json with its balanced accuracy
     summary = json.loads((run / "summary.json").read_text())
-    rendered = {row.get_attribute("data-judge"): row.find_element(By.CSS_SELECTOR, "[data-metric=balanced_accuracy]").text
-                for row in browser.find_elements(By.CSS_SELECTOR, "#leaderboard tbody tr")}
-    assert set(rendered) == set(summary["judges"])
-    for spec, text in rendered.items():
-        assert text.startswith(f"{summary['judges'][spec]['balanced_accuracy']:.3f}")
+    rows = find_all(By.CSS_SELECTOR, "#leaderboard tbody tr")
+    assert [r.get_attribute("data-judge") for r in rows] and \
+        {r.get_attribute("data-judge") for r in rows} == set(summary["judges"])
+    for row in rows:
+        stats = summary["judges"][row.get_attribute("data-judge")]
+        cell = row.find_element(By.CSS_SELECTOR, "td[data-metric=balanced_accuracy]")
+        assert float(cell.get_attribute("data-value")) == stats["balanced_accuracy"]
+        assert cell.text.startswith(f"{stats['balanced_accuracy']:.3f}")
+        assert row.find_element(By.CSS_SELECTOR, "td[data-metric=n_abstained]").text == str(stats["n_abstained"])
+    names = [r.find_element(By.CSS_SELECTOR, "td[data-metric=judge]").text for r in rows]
+    assert any("claims:model=openai/gpt-4o-mini" in n and "api_base" not in n for n in names)
 
-    disagree = browser.find_element(By.ID, "f-disagree")
-    assert disagree.is_selected()
-    shown = len(browser.find_elements(By.CSS_SELECTOR, "#list > div"))
-    disagree.click()
-    total = len(browser.find_elements(By.CSS_SELECTOR, "#list > div"))
-    assert total == summary["dataset"]["n"] and 0 < shown <= total
-    browser.find_element(By.ID, "f-abstain").click()   # span abstains on these long answers: all of them
-    assert len(browser.find_elements(By.CSS_SELECTOR, "#list > div")) == summary["judges"]["span"]["n_abstained"]
-    browser.find_element(By.ID, "f-abstain").click()
-    first = browser.find_elements(By.CSS_SELECTOR, "#list > div")[0]
-    first.click()
-    detail = browser.find_element(By.ID, "detail")
-    context = detail.find_elements(By.CSS_SELECTOR, ".doc")[1]   # [0] is the question
-    assert context.find_elements(By.TAG_NAME, "mark"), "evidence is highlighted in the context"
-    assert detail.find_elements(By.CSS_SELECTOR, "mark.supported, mark.unverifiable, mark.contradicted")
-    artifacts = ROOT / "tests" / "artifacts"
-    artifacts.mkdir(exist_ok=True)
-    browser.save_screenshot(str(artifacts / "report.png"))
+    # filters: disagreements by default; each toggle shows what the records say it should
+    counts = expected_counts(run)
+    assert 0 < counts["disagree"] < counts["all"]
+    assert find(By.ID, "f-disagree").is_selected()
+    assert shown() == counts["disagree"]
+    assert find(By.ID, "count").text.startswith(f"{counts['disagree']} of {counts['all']}")
+    find(By.ID, "f-wrong").click()
+    assert shown() == counts["disagree+wrong"]
+    find(By.ID, "f-disagree").click()
+    assert shown() == counts["wrong"]
+    find(By.ID, "f-wrong").click()
+    assert shown() == counts["all"]
+    find(By.ID, "f-abstain").click()
+    assert shown() == counts["abstain"]
+    find(By.ID, "f-abstain").click()
+    Select(find(By.ID, "f-type")).select_by_value("Misattributions")
+    assert shown() == sum("-u" in item.get_attribute("data-id") for item in find_all(By.CSS_SELECTOR, "#list .item"))
+    assert 0 < shown() < counts["all"]
+    Select(find(By.ID, "f-type")).select_by_value("")
+    Select(find(By.ID, "f-judge")).select_by_value(spec)
+    find(By.ID, "f-abstain").click()            # the LLM judge never abstains here
+    assert shown() == 0 and "No example" in find(By.ID, "list").text
+    find(By.ID, "f-abstain").click()
+    Select(find(By.ID, "f-judge")).select_by_value("")
+    assert shown() == counts["all"]
+
+    # an example in detail: evidence marked in its context, claims coloured by label, LLM calls
+    item = next(i for i in find_all(By.CSS_SELECTOR, "#list .item") if i.get_attribute("data-id") == "q5-g")
+    item.click()
+    detail = find(By.ID, "detail")
+    assert detail.find_element(By.TAG_NAME, "h3").text == "q5-g"
+    context = detail.find_element(By.CSS_SELECTOR, ".text.doc")
+    evidence = context.find_elements(By.CSS_SELECTOR, "mark.ev")
+    assert evidence and all(m.get_attribute("class").split()[1].startswith("j") for m in evidence)
+    claims = detail.find_elements(By.CSS_SELECTOR, ".verdict mark.claim.supported, .verdict mark.claim.contradicted, "
+                                                   ".verdict mark.claim.unverifiable")
+    assert claims
+    colour = browser.execute_script("return getComputedStyle(arguments[0]).backgroundColor", claims[0])
+    assert colour not in ("rgba(0, 0, 0, 0)", "transparent")
+    calls = detail.find_elements(By.CSS_SELECTOR, "details.call")
+    assert calls and "claims_extract" in calls[0].find_element(By.TAG_NAME, "summary").text
+    calls[0].find_element(By.TAG_NAME, "summary").click()
+    assert calls[0].get_attribute("open") is not None
+    assert "RAW RESPONSE" in calls[0].text.upper()
+    ARTIFACTS.mkdir(exist_ok=True)
+    browser.execute_script("document.getElementById('explorer-section').scrollIntoView()")
+    browser.save_screenshot(str(ARTIFACTS / "report_example.png"))
+
+    # the hostile answer is text on the page, not markup: no <img> is created, its handler never runs
+    find(By.ID, "f-search").send_keys("onerror")
+    assert shown() == 1
+    find(By.CSS_SELECTOR, "#list .item").click()
+    texts = [e.text for e in find_all(By.CSS_SELECTOR, "#detail .text")]
+    assert HOSTILE in texts
+    assert not find_all(By.CSS_SELECTOR, "#detail img, #detail b, #list img, #list b")
+    assert browser.execute_script("return window.__xss === undefined")
+
+    browser.execute_script("window.scrollTo(0, 0)")
+    browser.save_screenshot(str(ARTIFACTS / "report.png"))
+    assert not [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
