@@ -1,31 +1,47 @@
 """Cross-encoder judge: a model fine-tuned with ``groundjudge train`` used as an NLI judge.
 
-``crossencoder:model=DIR`` reads the model's ``groundjudge_card.json`` (its
-maximum length and, if the card gives one, its tau) and otherwise judges like
-the ``nli`` judge: claims, evidence windows, supported share.
+``crossencoder:model=DIR`` (required) reads the model's ``groundjudge_card.json``
+for its maximum length and tau (a setting given in the spec wins). When the
+card says which input the model was trained on (``input``: the top-k context
+sentences by TF-IDF against '<question> <answer>' for short answers), the judge
+builds exactly that; otherwise it judges like ``nli``: claims, evidence windows,
+supported share.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from groundjudge.judges import SpecError, register
-from groundjudge.judges.nli import NLIJudge, claim_label
+from groundjudge.judges.nli import NLIJudge, claim_label, supported_fraction
 from groundjudge.judges.scoring import Scored
-from groundjudge.local_nli.nli_model import CONTRADICTION, ENTAILMENT
-from groundjudge.types import Claim, ClaimVerdict, Evidence, Example
+from groundjudge.local_nli.nli_model import CONTRADICTION, ENTAILMENT, NEUTRAL, ScoreStats
+from groundjudge.types import Claim, ClaimLabel, ClaimVerdict, Evidence, Example
+
+CARD_FILE = "groundjudge_card.json"
+"""The training card written beside a fine-tuned model."""
 
 
-def read_card(model: str) -> dict:
+@lru_cache(maxsize=16)
+def read_card(model: str) -> dict[str, Any]:
     """The training card of a fine-tuned model directory ({} when there is none)."""
-    path = Path(model) / "groundjudge_card.json"
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return json.loads((Path(model).expanduser() / CARD_FILE).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
+
+
+def locate_evidence(premise: str, context: tuple[str, ...]) -> Evidence:
+    """The premise as Evidence, with its document and offsets when it occurs verbatim."""
+    for doc_index, doc in enumerate(context):
+        start = doc.find(premise)
+        if start >= 0:
+            return Evidence(text=premise, doc_index=doc_index, start=start, end=start + len(premise))
+    return Evidence(text=premise)
 
 
 @register
@@ -35,50 +51,50 @@ class CrossEncoderJudge(NLIJudge):
 
     name: ClassVar[str] = "crossencoder"
     model: str = ""
+    tau: float | None = None
+    """None: the card's tau (fitted on dev when it was trained), else 0.5."""
+    _card: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not self.model:
             raise SpecError("crossencoder needs model=DIR (a model trained with `groundjudge train`)")
         card = read_card(self.model)
-        updates = {}
+        object.__setattr__(self, "_card", card)
         if self.max_length is None and card.get("max_length"):
-            updates["max_length"] = int(card["max_length"])
-        if card.get("tau") is not None and self.tau == NLIJudge.tau:
-            updates["tau"] = float(card["tau"])
-        for key, value in updates.items():
-            object.__setattr__(self, key, value)
+            object.__setattr__(self, "max_length", int(card["max_length"]))
+        if self.tau is None:
+            object.__setattr__(self, "tau", float(card["tau"]) if card.get("tau") is not None else 0.5)
+
+    def rule(self, entail: float, contradict: float) -> ClaimLabel:
+        """The seed rule; with a two-way head (no neutral) support is P(supported) >= tau, as fitted on dev."""
+        if NEUTRAL not in self.engine().columns.values() and entail >= self.tau:
+            return "supported"
+        return claim_label(entail, contradict, self.tau)
 
     def score(self, example: Example) -> Scored:
         """Judge with the input the model was trained on, when its card says how (else like ``nli``)."""
-        card = read_card(self.model)
-        if not card.get("input"):
+        if not self._card.get("input"):
             return super().score(example)
         from groundjudge.local_nli.pairs import EvidenceIndex, claims_of, context_sentences
 
         claims = claims_of(example)
         if not claims:
             return Scored(score=None, abstain_reason="no_claims")
-        k = int(card.get("evidence_k") or (1 if card.get("recipe") == "diff" else 2))
+        k = int(self._card.get("evidence_k") or (1 if self._card.get("recipe") == "diff" else 2))
         index = EvidenceIndex(context_sentences(example) or [example.context_text])
         premises = [index.evidence(claim, k) for claim in claims]
-        engine = self.engine()
-        before = engine.stats.pairs_truncated
-        probs = engine.score_pairs(premises, claims)
+        stats = ScoreStats()
+        probs = self.engine().score_pairs(premises, claims, stats=stats)
         verdicts = []
         for claim, premise, row in zip(claims, premises, probs):
-            label = claim_label(float(row[ENTAILMENT]), float(row[CONTRADICTION]), self.tau)
             start = example.answer.find(claim)
+            span = (start, start + len(claim)) if start >= 0 else (None, None)
             verdicts.append(ClaimVerdict(
-                claim=Claim(text=claim, start=start if start >= 0 else None,
-                            end=start + len(claim) if start >= 0 else None),
-                label=label, score=float(row[ENTAILMENT]), evidence=Evidence(text=premise)))
-        supported = sum(v.label == "supported" for v in verdicts) / len(verdicts)
-        return Scored(score=supported, claims=verdicts,
-                      timings={"pairs_scored": float(len(claims)),
-                               "pairs_truncated": float(engine.stats.pairs_truncated - before)})
+                claim=Claim(text=claim, start=span[0], end=span[1]),
+                label=self.rule(float(row[ENTAILMENT]), float(row[CONTRADICTION])),
+                score=float(row[ENTAILMENT]), evidence=locate_evidence(premise, example.context)))
+        return Scored(score=supported_fraction(verdicts), claims=verdicts, timings=stats.as_timings())
 
     def path(self) -> str:
         """What produced the verdicts."""
         return f"local:crossencoder({Path(self.model).name})"
-
-

@@ -6,10 +6,13 @@ and beats contradiction, contradicted in the mirror case, unverifiable
 otherwise. Short answers get the span-match backup (found in the context means
 supported). The answer's score is the share of supported claims, decided with a
 threshold fitted on dev. Each claim verdict keeps the window that decided it.
+All claim x window pairs of an example are scored in one batched call.
 """
 
 from __future__ import annotations
 
+import asyncio
+import time
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -17,24 +20,43 @@ import numpy as np
 
 from groundjudge.judges import register
 from groundjudge.judges.scoring import Scored, decide
-from groundjudge.judges.span import find_span
-from groundjudge.local_nli.evidence import top_k_windows
-from groundjudge.local_nli.nli_model import CONTRADICTION, ENTAILMENT, NLIModel, load_nli_model
-from groundjudge.local_nli.segment import claims_of, windows
-from groundjudge.types import Claim, ClaimVerdict, Evidence, Example, JudgeResult
+from groundjudge.judges.span import find_span, locate
+from groundjudge.local_nli.evidence import Selection, select_evidence
+from groundjudge.local_nli.nli_model import CONTRADICTION, ENTAILMENT, NLIModel, ScoreStats, load_nli_model
+from groundjudge.local_nli.segment import Window, claims_of, window_budget, windows
+from groundjudge.types import Claim, ClaimLabel, ClaimVerdict, Evidence, Example, JudgeResult
 
 DEFAULT_NLI_MODEL = "cross-encoder/nli-deberta-v3-base"
 """Hub name of the default NLI cross-encoder (alternatives: MoritzLaurer/DeBERTa-v3-large-mnli-fever-anli-ling-wanli,
 or a model fine-tuned with ``groundjudge train``)."""
 
 
-def claim_label(entail: float, contradict: float, tau: float) -> str:
-    """supported / contradicted / unverifiable from the max entailment and contradiction."""
+def claim_label(entail: float, contradict: float, tau: float) -> ClaimLabel:
+    """supported / contradicted / unverifiable from the max entailment and contradiction (seed rule, tau)."""
     if entail >= tau and entail > contradict:
         return "supported"
     if contradict >= tau and contradict > entail:
         return "contradicted"
     return "unverifiable"
+
+
+def supported_fraction(verdicts: list[ClaimVerdict]) -> float:
+    """Share of the claims that are supported (weighted by claim weight)."""
+    total = sum(v.claim.weight for v in verdicts)
+    return sum(v.claim.weight for v in verdicts if v.label == "supported") / total if total else 0.0
+
+
+def span_backup(claim: str, context: tuple[str, ...]) -> Evidence | None:
+    """Where a short claim occurs in the context (normalised match), or None."""
+    for doc_index, doc in enumerate(context):
+        if find_span(claim, doc, "normalized"):
+            found = locate(claim, doc, "normalized") or Evidence(text=claim)
+            return found.model_copy(update={"doc_index": doc_index})
+    return None
+
+
+def _as_evidence(window: Window) -> Evidence:
+    return Evidence(text=window.text, doc_index=window.doc_index, start=window.start, end=window.end)
 
 
 @register
@@ -48,56 +70,66 @@ class NLIJudge:
     tau: float = 0.5
     top_k: int = 3
     window_tokens: int = 128
-    """Evidence window size in tokens: short, sentence-level windows are faster and more precise."""
+    """Evidence window size in tokens (capped by what the model leaves beside the claim): short,
+    sentence-level windows are faster and more precise."""
     max_length: int | None = None
     batch_size: int = 16
     int8: bool = False
+    bf16: bool = False
     span_backup: bool = True
     short_answer_tokens: int = 10
     threshold: float = 0.5
 
     def engine(self) -> NLIModel:
         """The loaded model (shared per process)."""
-        return load_nli_model(self.model, self.batch_size, self.max_length, self.int8)
+        return load_nli_model(self.model, self.batch_size, self.max_length, self.int8, self.bf16)
+
+    def evidence(self, example: Example, claims: list[str], engine: NLIModel) -> tuple[list[Window], Selection]:
+        """The context's windows (fitting beside the longest claim) and each claim's top-k of them."""
+        longest = max(engine.token_length(c) for c in claims)
+        budget = window_budget(engine.max_length, longest, engine.special_tokens, self.window_tokens)
+        wins = windows(example.context, budget, engine.token_length)
+        return wins, select_evidence(claims, [w.text for w in wins], self.top_k)
+
+    def rule(self, entail: float, contradict: float) -> ClaimLabel:
+        """The claim label from its max entailment and contradiction (the seed rule with ``tau``)."""
+        return claim_label(entail, contradict, self.tau)
+
+    def verdict(self, claim: Claim, probs: np.ndarray, wins: list[Window], picked: list[int],
+                context: tuple[str, ...], short: bool) -> ClaimVerdict:
+        """One claim's verdict from the probabilities of its pairs (rows of ``probs``, windows ``picked``)."""
+        entail = float(probs[:, ENTAILMENT].max()) if len(picked) else 0.0
+        contradict = float(probs[:, CONTRADICTION].max()) if len(picked) else 0.0
+        label = self.rule(entail, contradict)
+        evidence, reason = None, None
+        if len(picked):
+            column = CONTRADICTION if label == "contradicted" else ENTAILMENT
+            evidence = _as_evidence(wins[picked[int(np.argmax(probs[:, column]))]])
+        if label != "supported" and self.span_backup and short:
+            found = span_backup(claim.text, context)
+            if found is not None:
+                label, evidence, reason = "supported", found, "span match: the short answer occurs in the context"
+        return ClaimVerdict(claim=claim, label=label, score=entail, evidence=evidence, reason=reason)
 
     def score(self, example: Example) -> Scored:
         """Claim verdicts and the supported share (sync: runs in a worker thread)."""
         engine = self.engine()
-        answer = example.answer
-        claim_spans = claims_of(answer)
-        if not claim_spans:
+        spans = claims_of(example.answer)
+        if not spans:
             return Scored(score=None, abstain_reason="no_claims")
-        claims = [answer[s:e] for s, e in claim_spans]
-        room = engine.max_length - max(engine.token_length(c) for c in claims) - 4
-        budget = max(min(self.window_tokens, room), 16)
-        wins = windows(example.context, budget, engine.token_length)
-        chosen = top_k_windows(claims, [w.text for w in wins], self.top_k)
-        pairs = [(c, w) for c, ws in enumerate(chosen) for w in ws]
-        truncated_before = engine.stats.pairs_truncated
-        probs = engine.score_pairs([wins[w].text for _, w in pairs], [claims[c] for c, _ in pairs])
-        truncated = engine.stats.pairs_truncated - truncated_before
-        short = len(answer.split()) <= self.short_answer_tokens
+        claims = [example.answer[s:e] for s, e in spans]
+        wins, selection = self.evidence(example, claims, engine)
+        stats = ScoreStats()
+        probs = engine.score_pairs([wins[w].text for _, w in selection.pairs],
+                                   [claims[c] for c, _ in selection.pairs], stats=stats)
+        short = len(example.answer.split()) <= self.short_answer_tokens
         verdicts = []
-        for c, (start, end) in enumerate(claim_spans):
-            rows = [i for i, (claim, _) in enumerate(pairs) if claim == c]
-            entail = probs[rows, ENTAILMENT] if rows else np.zeros(1)
-            contradict = probs[rows, CONTRADICTION] if rows else np.zeros(1)
-            label = claim_label(float(entail.max()), float(contradict.max()), self.tau)
-            deciding = rows[int(np.argmax(contradict if label == "contradicted" else entail))] if rows else None
-            reason = None
-            if label != "supported" and self.span_backup and short and any(
-                    find_span(claims[c], doc, "normalized") for doc in example.context):
-                label, reason = "supported", "span match (short answer found in the context)"
-            evidence = None
-            if deciding is not None:
-                window = wins[pairs[deciding][1]]
-                evidence = Evidence(text=window.text, doc_index=window.doc_index, start=window.start, end=window.end)
-            verdicts.append(ClaimVerdict(claim=Claim(text=claims[c], start=start, end=end), label=label,
-                                         score=float(entail.max()), evidence=evidence, reason=reason))
-        supported = sum(v.label == "supported" for v in verdicts) / len(verdicts)
-        return Scored(score=supported, claims=verdicts,
-                      timings={"pairs_scored": float(len(pairs)), "pairs_truncated": float(truncated),
-                               "windows": float(len(wins))})
+        for c, (start, end) in enumerate(spans):
+            rows = selection.rows_of(c)
+            verdicts.append(self.verdict(Claim(text=claims[c], start=start, end=end), probs[rows], wins,
+                                         [selection.pairs[r][1] for r in rows], example.context, short))
+        timings = {**stats.as_timings(), "windows": float(len(wins)), "pairs_all_windows": float(selection.pairs_all)}
+        return Scored(score=supported_fraction(verdicts), claims=verdicts, timings=timings)
 
     def path(self) -> str:
         """What produced the verdicts."""
@@ -105,9 +137,6 @@ class NLIJudge:
 
     async def judge(self, example: Example) -> JudgeResult:
         """Score in a worker thread and decide with the (calibrated) threshold."""
-        import asyncio
-        import time
-
         start = time.perf_counter()
         scored = await asyncio.to_thread(self.score, example)
         elapsed = time.perf_counter() - start
