@@ -335,7 +335,8 @@ def cmd_train(args: argparse.Namespace) -> int:
                       recipe=args.recipe, epochs=args.epochs, max_length=args.max_length, batch_size=args.batch_size,
                       lr=args.lr, nli_mix=tuple(args.nli_mix or ()), synthetic=args.synthetic,
                       dev_fraction=args.dev_fraction, max_train=args.max_train, max_dev=args.max_dev, seed=args.seed,
-                      evidence_k=args.evidence_k, eval_steps=args.eval_steps, save_steps=args.save_steps,
+                      evidence_k=args.evidence_k, evidence=args.evidence, run_dev_fraction=args.run_dev_fraction,
+                      eval_steps=args.eval_steps, save_steps=args.save_steps,
                       patience=args.patience, skip_invalid=args.skip_invalid, resume=args.resume,
                       stop_after=args.stop_after, time_limit_min=args.time_limit, quiet=args.quiet)
     try:
@@ -436,6 +437,11 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--max-dev", type=int, default=1000, metavar="N", help="cap on dev pairs (0: none)")
     tr.add_argument("--evidence-k", type=int, metavar="K",
                     help="context sentences per evidence (default 2 for pairs, 1 for diff)")
+    tr.add_argument("--evidence", choices=("embedding", "tfidf"), default="embedding",
+                    help="how the evidence sentences are ranked (default: sentence-embedding cosine)")
+    tr.add_argument("--run-dev-fraction", type=float, metavar="F",
+                    help="train only on what `groundjudge run --dev-fraction F` calibrates on, so that the "
+                         "run's evaluation part is never seen (default: use every labelled non-test example)")
     tr.add_argument("--eval-steps", type=int, default=0, metavar="N", help="evaluate on dev every N steps "
                                                                           "(and at each epoch end)")
     tr.add_argument("--save-steps", type=int, default=100, metavar="N", help="checkpoint every N steps")

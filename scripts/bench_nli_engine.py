@@ -6,8 +6,8 @@ In one run, on the same model:
    SummEdits summary sentences and HaluEval answers (``--no-mix``: SummEdits
    only) with the windows the ``nli`` judge selects for them — scored (a) one pair at a time (a plain tokenizer + model loop),
    (b) in batches in input order, (c) in the engine's length-sorted batches,
-   and optionally (d) length-sorted on an int8 dynamically quantised copy and
-   (e) in bfloat16. The pairs are timed in slices (``--slice``, default 96:
+   and optionally (d) length-sorted on an int8 dynamically quantised copy,
+   (e) in bfloat16 and (f) with ONNX Runtime, fp32 and int8 (``--onnx``). The pairs are timed in slices (``--slice``, default 96:
    about what one long example gives the judge at once); within a slice the
    modes run in rotating order for ``--repeats`` rounds and each keeps its
    fastest round, so load from elsewhere on the machine hits all modes alike.
@@ -176,7 +176,7 @@ def same_pairs(engines: dict[str, NLIModel], premises: list[str], hypotheses: li
         "batched_input_order": lambda a, b: fp32.score_pairs(premises[a:b], hypotheses[a:b], sort_by_length=False),
         "batched_length_sorted": lambda a, b: fp32.score_pairs(premises[a:b], hypotheses[a:b]),
     }
-    for name in ("int8", "bf16"):
+    for name in ("int8", "bf16", "onnx", "onnx_int8"):
         if name in engines:
             modes[f"batched_length_sorted_{name}"] = (
                 lambda a, b, e=engines[name]: e.score_pairs(premises[a:b], hypotheses[a:b]))
@@ -205,8 +205,9 @@ def whole_examples(engines: dict[str, NLIModel], examples: list[Example], k: int
 
     modes = {"naive_all_windows_one_at_a_time": lambda a, b: run(naive, lambda p, h: one_at_a_time(fp32, p, h), a, b),
              "engine_top_k_sorted": lambda a, b: run(engine, fp32.score_pairs, a, b)}
-    if "int8" in engines:
-        modes["engine_top_k_sorted_int8"] = lambda a, b: run(engine, engines["int8"].score_pairs, a, b)
+    for name in ("int8", "onnx_int8"):
+        if name in engines:
+            modes[f"engine_top_k_sorted_{name}"] = lambda a, b, e=engines[name]: run(engine, e.score_pairs, a, b)
     seconds, _ = interleaved(modes, chunks(len(examples), 1), repeats)
     base = seconds["naive_all_windows_one_at_a_time"]
     return {"examples": len(examples),
@@ -278,6 +279,7 @@ def main() -> None:
     parser.add_argument("--slice", type=int, default=96, help="pairs timed together (modes interleave per slice)")
     parser.add_argument("--int8", action="store_true", help="also time a dynamically int8-quantised copy")
     parser.add_argument("--bf16", action="store_true", help="also time a bfloat16 copy")
+    parser.add_argument("--onnx", action="store_true", help="also time ONNX Runtime, fp32 and int8-quantised")
     parser.add_argument("--out", default="bench_nli_engine.json")
     args = parser.parse_args()
 
@@ -287,6 +289,10 @@ def main() -> None:
         engines["int8"] = NLIModel(name, batch_size=args.batch_size, max_length=args.max_length, int8=True)
     if args.bf16:
         engines["bf16"] = NLIModel(name, batch_size=args.batch_size, max_length=args.max_length, bf16=True)
+    if args.onnx:
+        engines["onnx"] = NLIModel(name, batch_size=args.batch_size, max_length=args.max_length, backend="onnx")
+        engines["onnx_int8"] = NLIModel(name, batch_size=args.batch_size, max_length=args.max_length,
+                                        backend="onnx", int8=True)
     fp32 = engines["fp32"]
 
     summedits = load("summedits/summedits_*.json")

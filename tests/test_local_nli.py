@@ -83,6 +83,22 @@ def test_batched_scores_equal_one_at_a_time_in_input_order(tmp_path):
     assert model.stats.pairs_scored == 27
 
 
+def test_onnx_backend_gives_the_torch_probabilities(tmp_path, monkeypatch):
+    """Exported once into the cache, ONNX Runtime scores like torch; int8 stays close."""
+    monkeypatch.setenv("GROUNDJUDGE_ONNX_CACHE", str(tmp_path / "onnx"))
+    path = tiny_model(tmp_path / "m", weight_scale=20.0)
+    premises = [f"Sentence number {i} " + "word " * (i * 3) for i in range(7)]
+    hypotheses = [f"Claim {i}." for i in range(7)]
+    reference = NLIModel(path, batch_size=3).score_pairs(premises, hypotheses)
+    onnx = NLIModel(path, batch_size=3, backend="onnx")
+    assert np.allclose(onnx.score_pairs(premises, hypotheses), reference, atol=1e-4)
+    assert len(list((tmp_path / "onnx").rglob("model.onnx"))) == 1
+    quantised = NLIModel(path, batch_size=3, backend="onnx", int8=True).score_pairs(premises, hypotheses)
+    assert np.abs(quantised - reference).max() < 0.1 and quantised.sum(axis=1) == pytest.approx(1.0, abs=1e-5)
+    with pytest.raises(ValueError, match="unknown backend"):
+        NLIModel(path, backend="tensorrt")
+
+
 def test_truncation_is_counted_never_silent(tmp_path):
     model = NLIModel(tiny_model(tmp_path / "m", max_positions=64))
     call = ScoreStats()
@@ -138,6 +154,20 @@ def test_evidence_selection_picks_the_window_with_the_claims_words():
     selection = select_evidence(["The deposit is returned.", "Pets?", "Parking is free."], wins, 2)
     assert selection.pairs_scored == 3 * 2 and selection.pairs_all == 3 * 4
     assert selection.pairs[0] == (0, 1) and selection.rows_of(2) == [4, 5] and selection.pairs[4] == (2, 3)
+
+
+def test_embedding_selection_finds_paraphrased_evidence_that_tfidf_misses():
+    """The packaged MiniLM ranks the evidence above a window that merely shares the claim's words."""
+    wins = ["The film had its premiere in New York, and the film was praised by critics of the film.",
+            "Principal photography took place in Marrakesh and in the Atlas Mountains.",
+            "The soundtrack album was released in March."]
+    claim = ["The film was shot in Morocco."]
+    assert top_k_windows(claim, wins, k=1, method="tfidf") == [[0]]
+    assert top_k_windows(claim, wins, k=1, method="embedding") == [[1]]
+    chosen = select_evidence(claim * 2, wins, 2, method="embedding")
+    assert chosen.pairs[0] == (0, 1) and chosen.pairs[2] == (1, 1)
+    with pytest.raises(ValueError, match="unknown evidence method"):
+        top_k_windows(claim, wins, k=1, method="bm25")
 
 
 def test_claim_rule():

@@ -13,6 +13,7 @@ from conftest import ROOT, cli, qa_rows, rent_rows, write_jsonl
 from groundjudge.data import DataError, dataset_hash, load_examples
 from groundjudge.local_nli.pairs import (
     EDITS,
+    gold_evidence_pairs,
     NLI_LABELS,
     build_pairs,
     changed_claims,
@@ -117,6 +118,46 @@ def test_split_by_group_never_shares_a_group_and_holds_out_test():
     train, dev, summary = split_examples(own, 0.3, seed=1)
     assert "c0" not in {e.group for e in train + dev} and summary["held_out_test"] == {"examples": 2, "groups": 1}
     assert {e.group for e in dev} >= {"c1"} and not ({e.group for e in train} & {e.group for e in dev})
+
+
+def test_run_dev_fraction_trains_only_on_what_the_run_calibrates_on():
+    """With run_dev_fraction F nothing of the run's evaluation part (groundjudge run --dev-fraction F) is seen."""
+    from groundjudge.data import assign_missing_splits
+
+    examples = [Example(**r) for r in rent_rows(60)]
+    train, dev, summary = split_examples(examples, 0.3, seed=1, run_dev_fraction=0.5)
+    by_run = {e.id: e.split for e in assign_missing_splits(examples, 0.5)}
+    used = train + dev
+    assert used and all(by_run[e.id] == "dev" for e in used)
+    evaluated = [e for e in examples if by_run[e.id] == "test"]
+    assert evaluated and not ({e.group for e in used} & {e.group for e in evaluated})
+    assert summary["held_out_test"]["examples"] == len(evaluated) and summary["run_dev_fraction"] == 0.5
+    assert train and dev    # the internal train/dev split still happens inside the run's dev part
+
+
+def test_gold_evidence_pairs_use_the_gold_sentence_and_near_misses():
+    contract = ("1. Definitions apply. 2. The Recipient shall not reverse engineer any sample. "
+                "3. The Recipient shall return all samples on request. 4. This agreement is governed by Danish law. "
+                "5. Notices are sent by post.")
+    gold = contract.index("The Recipient shall not reverse engineer")
+    span = [gold, gold + len("The Recipient shall not reverse engineer any sample.")]
+    hypothesis = "The Recipient may not reverse engineer samples."
+    entailed = Example(id="e", context=[contract], answer=hypothesis, label="grounded",
+                       meta={"group": "c", "evidence": [span]})
+    contradicted = entailed.model_copy(update={"id": "x", "label": "ungrounded"})
+    absent = entailed.model_copy(update={"id": "n", "label": "ungrounded", "meta": {"group": "c", "evidence": []}})
+    pairs = gold_evidence_pairs([entailed, contradicted, absent], evidence_k=1, near_misses=2)
+    by = {(p.example_id, p.source): p for p in pairs}
+    assert by[("e", "gold-evidence")].label == "supported"
+    assert by[("e", "gold-evidence")].premise == "2. The Recipient shall not reverse engineer any sample."
+    assert by[("x", "gold-evidence")].label == "contradiction"
+    assert ("n", "gold-evidence") not in by
+    misses = [p for p in pairs if p.source == "near-miss"]
+    assert len(misses) == 6 and {p.label for p in misses} == {"unsupported"}
+    assert all("reverse engineer" not in p.premise for p in misses if p.example_id != "n")
+    # build_pairs routes examples that name their evidence here, the rest to the recipe
+    routed = build_pairs([entailed, absent, *_hand_made()], "pairs", evidence_k=1)
+    assert {p.source for p in routed} >= {"gold-evidence", "near-miss", "grounded", "diff"}
 
 
 @pytest.mark.parametrize(("kind", "sentence"), [

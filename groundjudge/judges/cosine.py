@@ -10,37 +10,15 @@ embed it once.
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import ClassVar, Literal
 
 from groundjudge.judges import register
 from groundjudge.judges.scoring import Scored, judge_locally
+from groundjudge.local_nli.evidence import LRUCache
 from groundjudge.local_nli.model import DEFAULT_EMBEDDER, load_embedder
 from groundjudge.text import sentence_spans
 from groundjudge.types import Claim, ClaimVerdict, Evidence, Example, JudgeResult
-
-
-class _ContextCache:
-    """A small LRU of context sentence embeddings, shared by the threads of one judge."""
-
-    def __init__(self, size: int = 64):
-        self.size = size
-        self.items: OrderedDict[tuple, tuple] = OrderedDict()
-        self.lock = threading.Lock()
-
-    def get_or_make(self, key: tuple, make):
-        with self.lock:
-            if key in self.items:
-                self.items.move_to_end(key)
-                return self.items[key]
-        value = make()
-        with self.lock:
-            self.items[key] = value
-            while len(self.items) > self.size:
-                self.items.popitem(last=False)
-        return value
 
 
 @register
@@ -54,7 +32,7 @@ class CosineJudge:
     agg: Literal["min", "mean"] = "min"
     threshold: float = 0.5
     batch_size: int = 64
-    _cache: _ContextCache = field(default_factory=_ContextCache, init=False, repr=False, compare=False)
+    _cache: LRUCache = field(default_factory=LRUCache, init=False, repr=False, compare=False)
 
     def _context_embeddings(self, example: Example):
         def make():

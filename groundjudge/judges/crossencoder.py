@@ -81,7 +81,8 @@ class CrossEncoderJudge(NLIJudge):
         if not claims:
             return Scored(score=None, abstain_reason="no_claims")
         k = int(self._card.get("evidence_k") or (1 if self._card.get("recipe") == "diff" else 2))
-        index = EvidenceIndex(context_sentences(example) or [example.context_text])
+        index = EvidenceIndex(context_sentences(example) or [example.context_text],
+                              self._card.get("evidence", "tfidf"))
         premises = [index.evidence(claim, k) for claim in claims]
         stats = ScoreStats()
         probs = self.engine().score_pairs(premises, claims, stats=stats)

@@ -14,14 +14,15 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, Literal
 
 import numpy as np
 
 from groundjudge.judges import register
 from groundjudge.judges.scoring import Scored, decide
 from groundjudge.judges.span import find_span, locate
-from groundjudge.local_nli.evidence import Selection, select_evidence
+from groundjudge.local_nli.evidence import EvidenceMethod, Selection, select_evidence
+from groundjudge.local_nli.model import DEFAULT_EMBEDDER
 from groundjudge.local_nli.nli_model import CONTRADICTION, ENTAILMENT, NLIModel, ScoreStats, load_nli_model
 from groundjudge.local_nli.segment import Window, claims_of, window_budget, windows
 from groundjudge.types import Claim, ClaimLabel, ClaimVerdict, Evidence, Example, JudgeResult
@@ -70,26 +71,32 @@ class NLIJudge:
     tau: float = 0.5
     top_k: int = 3
     window_tokens: int = 128
+    evidence: EvidenceMethod = "embedding"
+    """How each claim's top-k windows are chosen: ``embedding`` (sentence-embedding cosine) or ``tfidf``."""
+    evidence_model: str = DEFAULT_EMBEDDER
+    """The sentence embedder of ``evidence=embedding`` (hub name or local path)."""
     """Evidence window size in tokens (capped by what the model leaves beside the claim): short,
     sentence-level windows are faster and more precise."""
     max_length: int | None = None
     batch_size: int = 16
     int8: bool = False
     bf16: bool = False
+    backend: Literal["torch", "onnx"] = "torch"
+    """``onnx``: ONNX Runtime on CPU (exported once per model; with ``int8`` quantised by onnxruntime)."""
     span_backup: bool = True
     short_answer_tokens: int = 10
     threshold: float = 0.5
 
     def engine(self) -> NLIModel:
         """The loaded model (shared per process)."""
-        return load_nli_model(self.model, self.batch_size, self.max_length, self.int8, self.bf16)
+        return load_nli_model(self.model, self.batch_size, self.max_length, self.int8, self.bf16, self.backend)
 
-    def evidence(self, example: Example, claims: list[str], engine: NLIModel) -> tuple[list[Window], Selection]:
+    def evidence_windows(self, example: Example, claims: list[str], engine: NLIModel) -> tuple[list[Window], Selection]:
         """The context's windows (fitting beside the longest claim) and each claim's top-k of them."""
         longest = max(engine.token_length(c) for c in claims)
         budget = window_budget(engine.max_length, longest, engine.special_tokens, self.window_tokens)
         wins = windows(example.context, budget, engine.token_length)
-        return wins, select_evidence(claims, [w.text for w in wins], self.top_k)
+        return wins, select_evidence(claims, [w.text for w in wins], self.top_k, self.evidence, self.evidence_model)
 
     def rule(self, entail: float, contradict: float) -> ClaimLabel:
         """The claim label from its max entailment and contradiction (the seed rule with ``tau``)."""
@@ -118,7 +125,7 @@ class NLIJudge:
         if not spans:
             return Scored(score=None, abstain_reason="no_claims")
         claims = [example.answer[s:e] for s, e in spans]
-        wins, selection = self.evidence(example, claims, engine)
+        wins, selection = self.evidence_windows(example, claims, engine)
         stats = ScoreStats()
         probs = engine.score_pairs([wins[w].text for _, w in selection.pairs],
                                    [claims[c] for c, _ in selection.pairs], stats=stats)

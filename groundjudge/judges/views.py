@@ -13,12 +13,13 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, Literal
 
 from groundjudge.judges import register
 from groundjudge.judges.nli import DEFAULT_NLI_MODEL
 from groundjudge.judges.scoring import Scored, decide
-from groundjudge.local_nli.evidence import top_k_windows
+from groundjudge.local_nli.evidence import EvidenceMethod, top_k_windows
+from groundjudge.local_nli.model import DEFAULT_EMBEDDER
 from groundjudge.local_nli.nli_model import load_nli_model
 from groundjudge.local_nli.segment import claims_of, windows
 from groundjudge.local_nli.views import VIEWS, entailment_votes, evidence_type
@@ -43,15 +44,20 @@ class ViewsJudge:
     tau_prime: float = 0.2
     top_k: int = 2
     window_tokens: int = 128
+    evidence: EvidenceMethod = "embedding"
+    """How each claim's top-k windows are chosen: ``embedding`` or ``tfidf`` (as in ``nli``)."""
+    evidence_model: str = DEFAULT_EMBEDDER
     max_length: int | None = None
     batch_size: int = 16
     int8: bool = False
+    backend: Literal["torch", "onnx"] = "torch"
     threshold: float = 0.6
 
     def score(self, example: Example) -> Scored:
         """Support mass per claim over the views; score = the lowest."""
         names = [self.model] + [m for m in self.models.split(";") if m.strip()]
-        engines = [(name.rsplit("/", 1)[-1], load_nli_model(name, self.batch_size, self.max_length, self.int8))
+        engines = [(name.rsplit("/", 1)[-1], load_nli_model(name, self.batch_size, self.max_length, self.int8,
+                                                                      backend=self.backend))
                    for name in names]
         primary = engines[0][1]
         spans = claims_of(example.answer)
@@ -61,7 +67,7 @@ class ViewsJudge:
         room = primary.max_length - max(primary.token_length(c) for c in claims) - 4
         budget = max(min(self.window_tokens, room), 16)
         wins = windows(example.context, budget, primary.token_length)
-        chosen = top_k_windows(claims, [w.text for w in wins], self.top_k)
+        chosen = top_k_windows(claims, [w.text for w in wins], self.top_k, self.evidence, self.evidence_model)
         evidence = [[wins[i].text for i in picks] for picks in chosen]
         votes, view_names = entailment_votes(engines, evidence, claims, example.question,
                                              [v for v in self.views.split(";") if v], self.entail_at)

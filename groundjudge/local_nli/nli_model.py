@@ -100,22 +100,35 @@ def _model_limit(tokenizer: Any, config: Any) -> int:
 _LOAD_LOCK = threading.Lock()
 
 
-def _backbone(path: str, int8: bool, bf16: bool) -> _Backbone:
+BACKENDS = ("torch", "onnx")
+"""``torch``: transformers on CUDA / MPS / CPU; ``onnx``: ONNX Runtime on CPU (see onnx_backend)."""
+
+
+def _backbone(path: str, int8: bool, bf16: bool, backend: str = "torch") -> _Backbone:
     """The shared backbone, loaded by one thread at a time (so never twice)."""
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown backend {backend!r}; known: {', '.join(BACKENDS)}")
     with _LOAD_LOCK:
-        return _load_backbone(path, int8, bf16)
+        return _load_backbone(path, int8, bf16, backend)
 
 
 @lru_cache(maxsize=4)
-def _load_backbone(path: str, int8: bool, bf16: bool) -> _Backbone:
-    """Load a tokenizer and model once per process (per precision)."""
+def _load_backbone(path: str, int8: bool, bf16: bool, backend: str = "torch") -> _Backbone:
+    """Load a tokenizer and model once per process (per precision and backend)."""
     import torch
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
     torch.set_num_threads(torch_threads())
+    tokenizer = AutoTokenizer.from_pretrained(path)
+    if backend == "onnx":
+        from groundjudge.local_nli.onnx_backend import OnnxClassifier
+
+        log.info("loading NLI model from %s with ONNX Runtime (int8=%s)", path, int8)
+        model = OnnxClassifier(path, int8)
+        return _Backbone(tokenizer=tokenizer, model=model, device="cpu", limit=_model_limit(tokenizer, model.config),
+                         lock=threading.Lock())
     device = best_device()
     log.info("loading NLI model from %s on %s (int8=%s, bf16=%s)", path, device, int8, bf16)
-    tokenizer = AutoTokenizer.from_pretrained(path)
     model = AutoModelForSequenceClassification.from_pretrained(path).to(device).eval()
     if int8 and device != "cpu":
         log.warning("int8 dynamic quantisation is for CPU; running %s unquantised on %s", path, device)
@@ -141,11 +154,13 @@ class NLIModel:
     bf16: bool = False
     """Run in bfloat16: about 2.2x faster on CPUs with AVX512-BF16 / AMX (and on GPUs), and closer than int8
     (mean 0.0003, max 0.006 in the same benchmark)."""
+    backend: str = "torch"
+    """``torch`` or ``onnx`` (ONNX Runtime on CPU; with ``int8`` its own dynamic quantisation)."""
     stats: ScoreStats = field(default_factory=ScoreStats)
     """Counts over every call of this instance."""
 
     def __post_init__(self) -> None:
-        backbone = _backbone(resolve_model(self.name), self.int8, self.bf16)
+        backbone = _backbone(resolve_model(self.name), self.int8, self.bf16, self.backend)
         self.tokenizer, self.model, self.device = backbone.tokenizer, backbone.model, backbone.device
         self._lock = backbone.lock
         self.max_length = min(self.max_length or backbone.limit, backbone.limit)
@@ -250,6 +265,6 @@ class NLIModel:
 
 @lru_cache(maxsize=8)
 def load_nli_model(name: str, batch_size: int = 16, max_length: int | None = None, int8: bool = False,
-                   bf16: bool = False) -> NLIModel:
-    """One NLIModel per settings in a process; the weights themselves are loaded once per (model, precision)."""
-    return NLIModel(name=name, batch_size=batch_size, max_length=max_length, int8=int8, bf16=bf16)
+                   bf16: bool = False, backend: str = "torch") -> NLIModel:
+    """One NLIModel per settings in a process; the weights are loaded once per (model, precision, backend)."""
+    return NLIModel(name=name, batch_size=batch_size, max_length=max_length, int8=int8, bf16=bf16, backend=backend)

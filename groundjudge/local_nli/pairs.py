@@ -24,7 +24,15 @@ Three sources, each a list of :class:`Pair`:
 
 Claims: a short answer to a question (at most :data:`SHORT_ANSWER_WORDS` words) is one claim,
 ``"<question> <answer>"``, since "Delhi" alone states nothing; any other answer gives one claim per
-sentence. Evidence selection is lexical (scikit-learn TF-IDF over the context's sentences).
+sentence. Evidence is the ``evidence_k`` context sentences that best match a claim, ranked by
+sentence-embedding cosine (``evidence="embedding"``) or TF-IDF (``"tfidf"``); the card of a trained model
+records which, so that the crossencoder judge builds the same input.
+
+* **gold evidence** (:func:`gold_evidence_pairs`): examples that name their evidence spans
+  (``meta["evidence"]``: ``[start, end]`` offsets into the first document, as ContractNLI does) teach the
+  model which sentence is *the* evidence: the gold sentences are the premise of the example's label, and
+  the best-ranked sentences that are not evidence are 'unsupported' premises for the same claim — the
+  near misses a retriever returns.
 """
 
 from __future__ import annotations
@@ -40,7 +48,6 @@ from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
-from sklearn.feature_extraction.text import TfidfVectorizer
 
 from groundjudge.formats.nli_tsv import detokenize
 from groundjudge.data import DataError
@@ -119,11 +126,19 @@ def claims_of(example: Example) -> list[str]:
 
 
 class EvidenceIndex:
-    """TF-IDF index over one context's sentences, to find the sentences that best match a claim."""
+    """One context's sentences, ranked against a claim by embedding or TF-IDF cosine."""
 
-    def __init__(self, sentences_: Sequence[str]):
-        """Index the given context sentences (at least one)."""
+    def __init__(self, sentences_: Sequence[str], method: str = "tfidf"):
+        """Index the given context sentences (at least one) for ``method`` ('embedding' or 'tfidf')."""
+        from sklearn.feature_extraction.text import TfidfVectorizer
+
         self.sentences = list(sentences_)
+        self.method = method
+        self._matrix = self._vectorizer = None
+        if method == "embedding":
+            return
+        if method != "tfidf":
+            raise ValueError(f"unknown evidence method {method!r}; known: embedding, tfidf")
         self._vectorizer = TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, lowercase=True,
                                            token_pattern=r"(?u)\b\w+\b")
         try:
@@ -133,9 +148,17 @@ class EvidenceIndex:
 
     def scores(self, claim: str) -> np.ndarray:
         """Cosine similarity of the claim to every context sentence."""
+        if self.method == "embedding":
+            from groundjudge.local_nli.evidence import embed_claims, embed_context
+
+            return embed_context(self.sentences) @ embed_claims([claim])[0]
         if self._matrix is None:
             return np.zeros(len(self.sentences))
         return (self._matrix @ self._vectorizer.transform([claim]).T).toarray().ravel()
+
+    def ranked(self, claim: str) -> list[int]:
+        """All sentence indices, best match first (ties: earlier first)."""
+        return [int(i) for i in np.argsort(-self.scores(claim), kind="stable")]
 
     def top(self, claim: str, k: int) -> list[int]:
         """Indices of the k best-matching sentences, in document order (ties: earlier first)."""
@@ -155,13 +178,15 @@ class EvidenceIndex:
 class _Indexes:
     """EvidenceIndex per distinct context, built on first use (answers often share a document)."""
 
-    def __init__(self) -> None:
+    def __init__(self, method: str = "tfidf") -> None:
+        self.method = method
         self._items: dict[tuple[str, ...], EvidenceIndex] = {}
 
     def of(self, example: Example) -> EvidenceIndex:
         """The index of the example's context."""
         if example.context not in self._items:
-            self._items[example.context] = EvidenceIndex(context_sentences(example) or [example.context_text])
+            self._items[example.context] = EvidenceIndex(context_sentences(example) or [example.context_text],
+                                                         self.method)
         return self._items[example.context]
 
 
@@ -229,9 +254,9 @@ def _pairs_negatives(example: Example, sibling: Example | None, index: EvidenceI
     return [_pair(example, index.evidence(claims[j], k), claims[j], "unsupported", "least-supported")]
 
 
-def pairs_recipe(examples: Sequence[Example], evidence_k: int = 2) -> list[Pair]:
+def pairs_recipe(examples: Sequence[Example], evidence_k: int = 2, evidence: str = "tfidf") -> list[Pair]:
     """The ``pairs`` recipe: every labelled example contributes (see the module docstring)."""
-    indexes, siblings = _Indexes(), _grounded_by_group(examples)
+    indexes, siblings = _Indexes(evidence), _grounded_by_group(examples)
     out: list[Pair] = []
     for example in examples:
         index = indexes.of(example)
@@ -252,9 +277,9 @@ def _diff_negatives(example: Example, sibling: Example, index: EvidenceIndex, k:
     return out
 
 
-def diff_recipe(examples: Sequence[Example], evidence_k: int = 1) -> list[Pair]:
+def diff_recipe(examples: Sequence[Example], evidence_k: int = 1, evidence: str = "tfidf") -> list[Pair]:
     """The ``diff`` recipe: contrasts between ungrounded answers and their closest grounded sibling."""
-    indexes, siblings = _Indexes(), _grounded_by_group(examples)
+    indexes, siblings = _Indexes(evidence), _grounded_by_group(examples)
     out: list[Pair] = []
     used: set[str] = set()
     for example in examples:
@@ -272,19 +297,90 @@ def diff_recipe(examples: Sequence[Example], evidence_k: int = 1) -> list[Pair]:
     return out
 
 
-RECIPES: dict[str, Callable[[Sequence[Example], int], list[Pair]]] = {"pairs": pairs_recipe, "diff": diff_recipe}
+RECIPES: dict[str, Callable[[Sequence[Example], int, str], list[Pair]]] = {"pairs": pairs_recipe,
+                                                                          "diff": diff_recipe}
 """Recipes by name."""
 
 
-def build_pairs(examples: Sequence[Example], recipe: str, evidence_k: int | None = None) -> list[Pair]:
+def default_k(recipe: str) -> int:
+    """Context sentences per premise when none is asked for: 1 for ``diff``, 2 otherwise."""
+    return 1 if recipe == "diff" else 2
+
+
+def build_pairs(examples: Sequence[Example], recipe: str, evidence_k: int | None = None,
+                evidence: str = "tfidf") -> list[Pair]:
     """Pairs from labelled examples with the named recipe (unlabelled examples are ignored).
 
-    ``evidence_k`` is how many context sentences form the evidence: default 2 for ``pairs``, 1 for ``diff``.
+    ``evidence_k`` is how many context sentences form the evidence (default: :func:`default_k`);
+    ``evidence`` how they are ranked. Examples with gold evidence spans (``meta["evidence"]``) are
+    paired by :func:`gold_evidence_pairs` instead of the recipe.
     """
     if recipe not in RECIPES:
         raise ValueError(f"unknown recipe {recipe!r}; known: {', '.join(RECIPES)}")
-    k = evidence_k if evidence_k is not None else (1 if recipe == "diff" else 2)
-    return RECIPES[recipe](examples, k)
+    k = evidence_k if evidence_k is not None else default_k(recipe)
+    gold = [ex for ex in examples if names_evidence(ex)]
+    rest = [ex for ex in examples if not names_evidence(ex)]
+    return RECIPES[recipe](rest, k, evidence) + gold_evidence_pairs(gold, k, evidence)
+
+
+def names_evidence(example: Example) -> bool:
+    """Whether the example says where its evidence is (``meta["evidence"]``, empty when there is none)."""
+    return isinstance(example.meta.get("evidence"), list)
+
+
+def gold_spans(example: Example) -> list[tuple[int, int]]:
+    """The example's gold evidence spans (``meta["evidence"]``: [start, end] into the first document)."""
+    spans = example.meta.get("evidence")
+    if not isinstance(spans, list):
+        return []
+    return [(int(s[0]), int(s[1])) for s in spans
+            if isinstance(s, list | tuple) and len(s) == 2 and all(isinstance(x, int) for x in s) and s[0] < s[1]]
+
+
+def _sentence_offsets(doc: str, sents: Sequence[str]) -> list[tuple[int, int] | None]:
+    """Where each sentence of ``doc`` lies in it (searched in order), None when not found verbatim."""
+    out: list[tuple[int, int] | None] = []
+    cursor = 0
+    for sentence in sents:
+        start = doc.find(sentence, cursor)
+        if start < 0:
+            out.append(None)
+            continue
+        out.append((start, start + len(sentence)))
+        cursor = start + len(sentence)
+    return out
+
+
+def gold_evidence_pairs(examples: Sequence[Example], evidence_k: int = 2, evidence: str = "tfidf",
+                        near_misses: int = 2) -> list[Pair]:
+    """Pairs from examples that name their evidence: the gold sentences, and retrieved near misses.
+
+    Grounded examples: (gold sentences, claim) is 'supported'. Ungrounded examples with gold spans
+    (a contradicted hypothesis): (gold sentences, claim) is 'contradiction'. For every labelled example,
+    the ``near_misses`` best-ranked premises of ``evidence_k`` sentences that contain no gold sentence
+    are 'unsupported': a related clause is not evidence.
+    """
+    indexes = _Indexes(evidence)
+    out: list[Pair] = []
+    for example in examples:
+        index = indexes.of(example)
+        doc = example.context[0]
+        offsets = _sentence_offsets(doc, document_sentences(doc))
+        spans = gold_spans(example)
+        gold = sorted(i for i, where in enumerate(offsets) if where and i < len(index.sentences)
+                      and any(where[0] < end and start < where[1] for start, end in spans))
+        for claim in claims_of(example)[:1]:
+            if gold:
+                premise = " ".join(index.sentences[i] for i in gold[:max(evidence_k, 2)])
+                label = "supported" if example.label == "grounded" else "contradiction"
+                out.append(_pair(example, premise, claim, label, "gold-evidence"))
+            others = [i for i in index.ranked(claim) if i not in gold]
+            for j in range(near_misses):
+                chunk = sorted(others[j * evidence_k:(j + 1) * evidence_k])
+                if chunk:
+                    out.append(_pair(example, " ".join(index.sentences[i] for i in chunk), claim, "unsupported",
+                                     "near-miss"))
+    return out
 
 
 # ---------------------------------------------------------------- synthetic hard negatives
@@ -479,7 +575,8 @@ def _synthetic_sources(examples: Sequence[Example], indexes: _Indexes, k: int) -
     return sources
 
 
-def synthetic_pairs(examples: Sequence[Example], n: int, seed: int = 0, evidence_k: int = 2) -> list[Pair]:
+def synthetic_pairs(examples: Sequence[Example], n: int, seed: int = 0, evidence_k: int = 2,
+                    evidence: str = "tfidf") -> list[Pair]:
     """Up to ``n`` synthetic negatives from grounded text, each with its untouched positive when new.
 
     Sources, in a seeded random order: claims of grounded answers (premise = their evidence; their
@@ -489,7 +586,7 @@ def synthetic_pairs(examples: Sequence[Example], n: int, seed: int = 0, evidence
     'contradiction', a modal flip 'unsupported'.
     """
     rng = random.Random(seed)
-    indexes = _Indexes()
+    indexes = _Indexes(evidence)
     sources = _synthetic_sources(examples, indexes, evidence_k)
     rng.shuffle(sources)
     out: list[Pair] = []

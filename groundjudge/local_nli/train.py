@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from groundjudge.data import DataError, dataset_hash, load_examples
+from groundjudge.data import DataError, assign_missing_splits, dataset_hash, load_examples
 from groundjudge.formats import RowError
 from groundjudge.local_nli.model import DEFAULT_EMBEDDER, best_device, resolve_model, torch_threads
 from groundjudge.local_nli.pairs import (
@@ -43,6 +43,7 @@ from groundjudge.local_nli.pairs import (
     SHORT_ANSWER_WORDS,
     Pair,
     build_pairs,
+    default_k,
     read_nli_tsv,
     source_group,
     synthetic_pairs,
@@ -86,6 +87,11 @@ class TrainConfig:
     max_dev: int = 1000
     seed: int = 0
     evidence_k: int | None = None
+    evidence: str = "embedding"
+    """How the context sentences of a premise are ranked: 'embedding' (the packaged MiniLM) or 'tfidf'."""
+    run_dev_fraction: float | None = None
+    """Train only on what ``groundjudge run --dev-fraction F`` calibrates on (its dev part: the data's own
+    train/dev splits, else groups with hash < F); the run's evaluation part is never seen."""
     eval_steps: int = 0
     save_steps: int = 100
     patience: int = 2
@@ -143,16 +149,23 @@ def _group_splits(examples: Sequence[Example], dev_fraction: float, seed: int) -
     return {g: own.get(g) or ("dev" if group_bucket(g, seed) < dev_fraction else "train") for g in groups}
 
 
-def split_examples(examples: Sequence[Example], dev_fraction: float, seed: int
-                   ) -> tuple[list[Example], list[Example], dict[str, Any]]:
+def split_examples(examples: Sequence[Example], dev_fraction: float, seed: int,
+                   run_dev_fraction: float | None = None) -> tuple[list[Example], list[Example], dict[str, Any]]:
     """(train, dev, summary): labelled examples split by group, so no document is in both parts.
 
     The group is :func:`~groundjudge.local_nli.pairs.source_group`: ``meta.group``, else the context.
 
     Groups whose examples carry a split keep it (a group with any test example is held out, never
     trained on); the others go to dev with probability ``dev_fraction`` by a seeded hash of the group.
+    With ``run_dev_fraction`` F, only the examples that ``groundjudge run --dev-fraction F`` puts in its
+    dev part are used at all (the same group hash as the runner's): the run's evaluation part stays unseen.
     """
     labelled = [ex for ex in examples if ex.label is not None]
+    unseen: list[Example] = []
+    if run_dev_fraction is not None:
+        seen_by_run = assign_missing_splits(labelled, run_dev_fraction)
+        unseen = [ex for ex, as_run in zip(labelled, seen_by_run) if as_run.split == "test"]
+        labelled = [ex for ex, as_run in zip(labelled, seen_by_run) if as_run.split != "test"]
     if not labelled:
         raise DataError([RowError(file="<data>", line=0, field="label", message="no labelled examples to train on")])
     splits = _group_splits(labelled, dev_fraction, seed)
@@ -162,8 +175,9 @@ def split_examples(examples: Sequence[Example], dev_fraction: float, seed: int
     own = any(ex.split for ex in labelled)
     summary = {"seed": seed, "dev_fraction": dev_fraction, "unlabelled_skipped": len(examples) - len(labelled),
                "source": "the examples' own splits, group hash for the rest" if own else "group hash",
-               "held_out_test": {"examples": len(parts["test"]),
-                                 "groups": len({source_group(e) for e in parts["test"]})}}
+               "run_dev_fraction": run_dev_fraction,
+               "held_out_test": {"examples": len(parts["test"]) + len(unseen),
+                                 "groups": len({source_group(e) for e in parts["test"] + unseen})}}
     for name in ("train", "dev"):
         summary[name] = {"examples": len(parts[name]), "groups": len({source_group(e) for e in parts[name]}),
                          "labels": dict(Counter(e.label for e in parts[name]))}
@@ -192,17 +206,17 @@ def cap_pairs(pairs: Sequence[Pair], limit: int, seed: int) -> list[Pair]:
 def make_pairs(cfg: TrainConfig, train: Sequence[Example], dev: Sequence[Example]
                ) -> tuple[list[Pair], list[Pair], dict[str, Any]]:
     """(train pairs, dev pairs, counts): recipe pairs, synthetic edits and NLI rows, capped."""
-    train_pairs = build_pairs(train, cfg.recipe, cfg.evidence_k)
+    train_pairs = build_pairs(train, cfg.recipe, cfg.evidence_k, cfg.evidence)
     built = {"recipe": len(train_pairs)}
     if cfg.synthetic > 0:
-        synthetic = synthetic_pairs(train, cfg.synthetic, cfg.seed, cfg.evidence_k or 2)
+        synthetic = synthetic_pairs(train, cfg.synthetic, cfg.seed, cfg.evidence_k or 2, cfg.evidence)
         built["synthetic"] = len(synthetic)
         train_pairs += synthetic
     for path in cfg.nli_mix:
         rows = read_nli_tsv(path)
         built[f"nli:{Path(path).name}"] = len(rows)
         train_pairs += rows
-    dev_pairs = cap_pairs(build_pairs(dev, cfg.recipe, cfg.evidence_k), cfg.max_dev, cfg.seed + 1)
+    dev_pairs = cap_pairs(build_pairs(dev, cfg.recipe, cfg.evidence_k, cfg.evidence), cfg.max_dev, cfg.seed + 1)
     if not train_pairs:
         raise DataError([RowError(file=", ".join(cfg.data), line=0, field="label",
                                   message=f"recipe {cfg.recipe!r} made no training pairs from this data "
@@ -241,7 +255,7 @@ def prepare(cfg: TrainConfig, report: Report) -> Prepared:
         _check_same_run(meta["config"], cfg)
         return Prepared(_read_pairs(folder / "train.jsonl"), _read_pairs(folder / "dev.jsonl"), meta)
     examples, data_info = load_training_data(cfg.data, cfg.fmt, cfg.skip_invalid)
-    train, dev, split = split_examples(examples, cfg.dev_fraction, cfg.seed)
+    train, dev, split = split_examples(examples, cfg.dev_fraction, cfg.seed, cfg.run_dev_fraction)
     if not train:
         raise DataError([RowError(file=", ".join(cfg.data), line=0, field="split", message="no training examples")])
     report(f"split by group: train {split['train']['examples']} examples / {split['train']['groups']} groups, "
@@ -668,13 +682,15 @@ def build_card(session: Session, prepared: Prepared, best: dict[str, Any] | None
 
     cfg, progress = session.cfg, session.progress
     dev_metrics, tau = _dev_metrics(session, best)
-    k = cfg.evidence_k if cfg.evidence_k is not None else (1 if cfg.recipe == "diff" else 2)
+    k = cfg.evidence_k if cfg.evidence_k is not None else default_k(cfg.recipe)
+    ranking = "sentence-embedding cosine" if cfg.evidence == "embedding" else "TF-IDF"
     return {
         "base": cfg.base, "base_path": str(session.base_path), "recipe": cfg.recipe,
         "labels": {str(i): name for i, name in session.id2label.items()},
         "supported_label": session.id2label[supported_index(session.id2label)],
         "max_length": cfg.max_length, "tau": tau,
-        "input": {"premise": f"evidence: the {k} best-matching context sentence(s) by TF-IDF, in document order",
+        "evidence": cfg.evidence, "evidence_k": k, "run_dev_fraction": cfg.run_dev_fraction,
+        "input": {"premise": f"evidence: the {k} best-matching context sentence(s) by {ranking}, in document order",
                   "hypothesis": f"claim: one answer sentence; an answer of at most {SHORT_ANSWER_WORDS} words "
                                 "to a question is one claim, '<question> <answer>'",
                   "order": "(premise, hypothesis)"},

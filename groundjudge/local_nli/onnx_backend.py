@@ -1,0 +1,116 @@
+"""ONNX Runtime backend for the NLI engine: the same model exported once, optionally int8-quantised.
+
+``export(path, int8)`` writes ``model.onnx`` (and ``model.int8.onnx``) into a
+cache folder keyed by the model's files, so a model is exported once per
+machine; :class:`OnnxClassifier` then stands in for the transformers model
+(``model(**batch).logits``), so batching, label mapping and truncation
+counting stay in :mod:`groundjudge.local_nli.nli_model`.
+
+Dynamic int8 quantisation of the weights (``onnxruntime.quantization``) is
+the usual CPU speed-up for BERT-sized encoders; the benchmark script reports
+how far it moves the probabilities.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import warnings
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+from groundjudge.local_nli.model import torch_threads
+
+log = logging.getLogger(__name__)
+
+INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+
+
+class OnnxUnavailable(RuntimeError):
+    """onnxruntime (or onnx) is not installed."""
+
+
+def cache_root() -> Path:
+    """Where exported models live (``GROUNDJUDGE_ONNX_CACHE``, else ~/.cache/groundjudge/onnx)."""
+    return Path(os.environ.get("GROUNDJUDGE_ONNX_CACHE", Path.home() / ".cache" / "groundjudge" / "onnx"))
+
+
+def model_key(path: str) -> str:
+    """A content key of a model directory: names, sizes and modification times of its files."""
+    digest = hashlib.sha256(str(Path(path).resolve()).encode())
+    for file in sorted(Path(path).rglob("*")):
+        if file.is_file() and "checkpoints" not in file.parts:
+            stat = file.stat()
+            digest.update(f"{file.relative_to(path)}\x1f{stat.st_size}\x1f{int(stat.st_mtime)}".encode())
+    return digest.hexdigest()[:16]
+
+
+def _require() -> Any:
+    try:
+        import onnxruntime
+    except ImportError as err:   # pragma: no cover - depends on the installation
+        raise OnnxUnavailable("backend=onnx needs onnxruntime and onnx: pip install onnxruntime onnx") from err
+    return onnxruntime
+
+
+def export(path: str, int8: bool = False) -> Path:
+    """The ONNX file of a sequence-classification model (exported, and quantised, on first use)."""
+    _require()
+    folder = cache_root() / model_key(path)
+    fp32, quantised = folder / "model.onnx", folder / "model.int8.onnx"
+    if not fp32.exists():
+        _export_fp32(path, fp32)
+    if int8 and not quantised.exists():
+        from onnxruntime.quantization import QuantType, quantize_dynamic
+
+        log.info("quantising %s to int8", fp32)
+        partial = quantised.with_suffix(".part")
+        quantize_dynamic(str(fp32), str(partial), weight_type=QuantType.QInt8)
+        partial.rename(quantised)
+    return quantised if int8 else fp32
+
+
+def _export_fp32(path: str, target: Path) -> None:
+    """torch.onnx export with dynamic batch and sequence axes (TorchScript exporter: no extra packages)."""
+    import torch
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    log.info("exporting %s to ONNX (once per model)", path)
+    tokenizer = AutoTokenizer.from_pretrained(path)
+    model = AutoModelForSequenceClassification.from_pretrained(path).eval()
+    sample = tokenizer(["A premise."], ["A claim."], return_tensors="pt")
+    names = [name for name in INPUTS if name in sample]
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_suffix(".part")
+    with torch.inference_mode(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")   # the TorchScript exporter's notes on traced control flow
+        torch.onnx.export(model, tuple(sample[n] for n in names), str(partial), input_names=names,
+                          output_names=["logits"], dynamic_axes={n: {0: "batch", 1: "tokens"} for n in names},
+                          opset_version=17, dynamo=False)
+    partial.rename(target)
+
+
+class OnnxClassifier:
+    """An ONNX Runtime session that answers like a transformers classifier: ``model(**batch).logits``."""
+
+    def __init__(self, path: str, int8: bool = False):
+        """Export (once) and open the model at ``path``; ``config`` is the transformers config."""
+        from transformers import AutoConfig
+
+        onnxruntime = _require()
+        self.file = export(path, int8)
+        self.config = AutoConfig.from_pretrained(path)
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = torch_threads()
+        options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
+        self.session = onnxruntime.InferenceSession(str(self.file), options, providers=["CPUExecutionProvider"])
+        self.inputs = [i.name for i in self.session.get_inputs()]
+
+    def __call__(self, **batch: Any) -> SimpleNamespace:
+        """Logits (a torch tensor) for a padded batch of token ids."""
+        import torch
+
+        feed = {name: batch[name].cpu().numpy() for name in self.inputs}
+        return SimpleNamespace(logits=torch.from_numpy(self.session.run(["logits"], feed)[0]))

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Regenerates results/llm/: the LLM chains with a real local model (Qwen2.5-Coder-1.5B-Instruct Q4_K_M served by
+# llama.cpp, scripts/local_llm.sh) on a fixed seeded sample of each development set's evaluation part, and the
+# cascade of the fine-tuned local judge into the claims chain.
+#
+#   bash scripts/run_llm_judges.sh MODEL_DIR [OUT_DIR]      (hours on 2 cores: ~5-60 s per LLM call)
+#
+# The sample is drawn from the same evaluation part as results/local (--dev-fraction 0.6, --sample N --seed 0).
+# LLM judges get their decision rule in the spec (claims: every claim supported; no calibration calls), so the
+# dev part is never sent to the LLM. The cascade's local judge uses the threshold fitted in results/local and
+# escalates the answers whose local score lies within BAND of it. Set SETS, N, JUDGES to run a part.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+MODEL=${1:?usage: run_llm_judges.sh MODEL_DIR [OUT_DIR]}
+OUT=${2:-results/llm}
+S=../shared/datasets
+GJ=${GJ:-.venv/bin/groundjudge}
+PORT=${PORT:-8765}
+N=${N:-200}
+BAND=${BAND:-0.25}
+PORT=$PORT bash scripts/local_llm.sh start
+API="api_base=http://127.0.0.1:$PORT/v1"
+LLM="model=openai/qwen,$API,timeout=900,max_attempts=2,concurrency=1"
+INNER="model=openai/qwen;$API;timeout=900;max_attempts=2;concurrency=1"
+declare -A DATA=(
+  [legal_qa]="datasets/legal_qa/legal_qa.jsonl"
+  [summedits]="$(ls $S/summedits/summedits_*.json | tr '\n' ' ')"
+  [halueval]="$S/halueval_qa/qa_one-turn_data.jsonl $S/halueval_qa/qa_multi-turn_data.jsonl"
+  [contractnli]="$S/contractnli/dev.json"
+  [truthfulqa]="$S/truthfulqa/TruthfulQA.csv"
+  [nli_unseen]="$S/nli_textfooler/mnli_mismatched.tsv $S/nli_textfooler/snli.tsv"
+)
+# the local threshold fitted on dev in results/local (nli judge), and the band around it
+band() {
+  "${PY:-.venv/bin/python}" - "$1" "$BAND" <<'PY'
+import json, sys
+summary = json.load(open(f"results/local/{sys.argv[1]}/summary.json"))
+spec = next(s for s in summary["judges"] if s.startswith("nli:"))
+t = summary["judges"][spec]["threshold"]
+half = float(sys.argv[2])
+print(f"{t:.4f} {max(t - half, 0):.4f}-{min(t + half, 1):.4f}")
+PY
+}
+for name in ${SETS:-legal_qa truthfulqa nli_unseen halueval summedits contractnli}; do
+  read -r threshold range <<< "$(band "$name")"
+  J=(--judge "direct:$LLM" --judge "claims:$LLM,threshold=1.0"
+     --judge "cascade:local=nli:model=$MODEL;threshold=$threshold,llm=claims:$INNER;threshold=1.0,band=$range")
+  [ "$name" = legal_qa ] && J+=(--judge "triplets:$LLM" --judge "error_types:$LLM,threshold=1.0")
+  run="runs/llm/$name"
+  sample=(--sample "$N" --seed 0)
+  # shellcheck disable=SC2086
+  $GJ run ${DATA[$name]} "${J[@]}" --dev-fraction 0.6 "${sample[@]}" --out "$run" --resume --quiet
+  mkdir -p "$OUT/$name"
+  gzip -9 -c "$run/records.jsonl" > "$OUT/$name/records.jsonl.gz"
+  cp "$run/summary.json" "$OUT/$name/"
+  $GJ report "$OUT/$name" --out "$OUT/$name/report" --max-examples 300
+  rm -f "$OUT/$name/report/report.html"
+done
