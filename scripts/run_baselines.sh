@@ -4,17 +4,9 @@
 # and reported on the rest. Usage: bash scripts/run_baselines.sh [OUT_DIR]   (about 20 minutes on 2 cores)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-S=../shared/datasets
 OUT=${1:-results/baselines}
 J=(--judge quip:n=21 --judge cosine --judge span)
-declare -A DATA=(
-  [legal_qa]="datasets/legal_qa/legal_qa.jsonl"
-  [summedits]="$(ls $S/summedits/summedits_*.json | tr '\n' ' ')"
-  [halueval]="$S/halueval_qa/qa_one-turn_data.jsonl $S/halueval_qa/qa_multi-turn_data.jsonl"
-  [contractnli]="$S/contractnli/dev.json"
-  [truthfulqa]="$S/truthfulqa/TruthfulQA.csv"
-  [nli_textfooler]="$(ls $S/nli_textfooler/*.tsv | tr '\n' ' ')"
-)
+source scripts/datasets.sh
 for name in legal_qa summedits halueval contractnli truthfulqa nli_textfooler; do
   run="runs/baselines/$name"
   rm -rf "$run"

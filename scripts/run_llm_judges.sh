@@ -13,7 +13,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 MODEL=${1:?usage: run_llm_judges.sh MODEL_DIR [OUT_DIR]}
 OUT=${2:-results/llm}
-S=../shared/datasets
 GJ=${GJ:-.venv/bin/groundjudge}
 PORT=${PORT:-8765}
 N=${N:-200}
@@ -22,14 +21,7 @@ PORT=$PORT bash scripts/local_llm.sh start
 API="api_base=http://127.0.0.1:$PORT/v1"
 LLM="model=openai/qwen,$API,timeout=900,max_attempts=2,concurrency=1"
 INNER="model=openai/qwen;$API;timeout=900;max_attempts=2;concurrency=1"
-declare -A DATA=(
-  [legal_qa]="datasets/legal_qa/legal_qa.jsonl"
-  [summedits]="$(ls $S/summedits/summedits_*.json | tr '\n' ' ')"
-  [halueval]="$S/halueval_qa/qa_one-turn_data.jsonl $S/halueval_qa/qa_multi-turn_data.jsonl"
-  [contractnli]="$S/contractnli/dev.json"
-  [truthfulqa]="$S/truthfulqa/TruthfulQA.csv"
-  [nli_unseen]="$S/nli_textfooler/mnli_mismatched.tsv $S/nli_textfooler/snli.tsv"
-)
+source scripts/datasets.sh
 # the local threshold fitted on dev in results/local (nli judge), and the band around it
 band() {
   "${PY:-.venv/bin/python}" - "$1" "$BAND" <<'PY'

@@ -13,18 +13,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 MODEL=${1:?usage: run_local_judges.sh MODEL_DIR [OUT_DIR]}
 OUT=${2:-results/local}
-S=../shared/datasets
 GJ=${GJ:-.venv/bin/groundjudge}
-J=(--judge quip:n=21 --judge cosine --judge span --judge "nli:model=$MODEL" --judge "views:model=$MODEL"
-   --judge "crossencoder:model=$MODEL")
-declare -A DATA=(
-  [legal_qa]="datasets/legal_qa/legal_qa.jsonl"
-  [summedits]="$(ls $S/summedits/summedits_*.json | tr '\n' ' ')"
-  [halueval]="$S/halueval_qa/qa_one-turn_data.jsonl $S/halueval_qa/qa_multi-turn_data.jsonl"
-  [contractnli]="$S/contractnli/dev.json"
-  [truthfulqa]="$S/truthfulqa/TruthfulQA.csv"
-  [nli_unseen]="$S/nli_textfooler/mnli_mismatched.tsv $S/nli_textfooler/snli.tsv"
-)
+# nli and crossencoder score an answer by its weakest claim's entailment probability (continuous, so the
+# threshold fitted on dev has something to work with); views by its lowest support mass.
+J=(--judge quip:n=21 --judge cosine --judge span --judge "nli:model=$MODEL,answer_score=entailment"
+   --judge "views:model=$MODEL" --judge "crossencoder:model=$MODEL,answer_score=entailment")
+source scripts/datasets.sh
 for name in ${SETS:-legal_qa summedits halueval contractnli truthfulqa nli_unseen}; do
   run="runs/local/$name"
   if [ ! -f "$run/summary.json" ]; then

@@ -43,7 +43,7 @@ from groundjudge.judges.nli import claim_label, span_backup
 from groundjudge.judges.span import find_span
 from groundjudge.local_nli.nli_model import CONTRADICTION, ENTAILMENT, NLIModel, ScoreStats, load_nli_model
 from groundjudge.metrics import bootstrap_ci, mcnemar_p
-from groundjudge.report_md import table as markdown_table
+from groundjudge.tables import TextTable, markdown_document
 from groundjudge.text import normalize
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -166,16 +166,6 @@ class Row:
         return {"exact": exact_match(a.answer, a.gold), "exact_verbatim": a.answer == a.gold,
                 "loose": loose_match(a.answer, a.gold), "soft_theirs": a.label == "supported",
                 "soft_ours": self.verdict.label == "supported"}
-
-
-@dataclass
-class TableData:
-    """A table to print with rich and write as Markdown."""
-
-    title: str
-    headers: list[str]
-    rows: list[list[str]]
-    note: str = ""
 
 
 @dataclass
@@ -525,7 +515,7 @@ def _labels(counts: dict[str, int]) -> list[str]:
     return [str(counts.get(name, 0)) for name in LABELS]
 
 
-def evidence_table(result: dict[str, Any]) -> TableData:
+def evidence_table(result: dict[str, Any]) -> TextTable:
     """How many answers found their evidence, by how."""
     forms = sorted({f for s in result["models"].values() for f in s["evidence"]["by_form"]})
     rows = [[m, str(s["n"]), str(s["evidence"]["found"])] + [str(s["evidence"]["by_form"].get(f, 0)) for f in forms]
@@ -533,10 +523,10 @@ def evidence_table(result: dict[str, Any]) -> TableData:
     note = (f"Cache key {KEY_FORMAT}; a key counts when its snippet titles equal the record's retrieved titles. "
             "titles: the one cache entry with exactly those titles; no_titles: the record retrieved nothing; "
             "no_key / stale_key: missing (scored unverifiable, left out of the agreement).")
-    return TableData("Evidence found per model (by key form)", ["model", "n", "found"] + forms, rows, note)
+    return TextTable("Evidence found per model (by key form)", ["model", "n", "found"] + forms, rows, note)
 
 
-def metrics_table(result: dict[str, Any]) -> TableData:
+def metrics_table(result: dict[str, Any]) -> TextTable:
     """Per model: the paper's figures, theirs recomputed from their labels, ours."""
     headers = ["model", "source", "n", "supported", "contradicted", "unverifiable", "exact", "exact (verbatim)",
                "loose", "soft", "soft 95% CI"]
@@ -555,10 +545,10 @@ def metrics_table(result: dict[str, Any]) -> TableData:
             "paper's exact match; loose: normalised containment either way; soft: label == supported. Exact and "
             "loose depend on the answers only, so theirs and ours share them. Paper rows: §3.1 figures "
             "(n from §2.1).")
-    return TableData(f"Labels and accuracy (tau={result['settings']['tau']})", headers, rows, note)
+    return TextTable(f"Labels and accuracy (tau={result['settings']['tau']})", headers, rows, note)
 
 
-def pairwise_table(result: dict[str, Any]) -> TableData:
+def pairwise_table(result: dict[str, Any]) -> TextTable:
     """Exact McNemar tests between models, beside the published CSV and the paper's text."""
     rows = []
     for r in result["pairwise"]:
@@ -568,11 +558,11 @@ def pairwise_table(result: dict[str, Any]) -> TableData:
                      f"{r['a_wrong_b_right']}/{r['a_right_b_wrong']}", _p(r["p"]), published,
                      r["paper_text"] or "-"])
     note = "A wrong & B right / A right & B wrong over the shared question ids; published: pairwise_mcnemar.csv."
-    return TableData("Pairwise exact McNemar", ["pair", "metric", "n", "discordant", "p", "published (CSV)",
+    return TextTable("Pairwise exact McNemar", ["pair", "metric", "n", "discordant", "p", "published (CSV)",
                                                 "paper (§3.2)"], rows, note)
 
 
-def agreement_table(result: dict[str, Any]) -> TableData:
+def agreement_table(result: dict[str, Any]) -> TextTable:
     """Their labels (rows) against ours (columns) per model, with agreement and Cohen's kappa."""
     rows = []
     for m, s in result["models"].items():
@@ -581,38 +571,28 @@ def agreement_table(result: dict[str, Any]) -> TableData:
             counts = agree["confusion"].get(theirs, {})
             rows.append([m, theirs, *(str(counts.get(o, 0)) for o in LABELS), str(agree["n"]),
                          _num(agree["rate"]), _num(agree["kappa"])])
-    return TableData("Agreement: theirs (rows) vs ours (columns), evidence found",
+    return TextTable("Agreement: theirs (rows) vs ours (columns), evidence found",
                      ["model", "theirs", *(f"ours {o}" for o in LABELS), "n", "agreement", "kappa"], rows,
                      "Disagreeing answers by id (model, question id) are in the JSON, with both labels and scores.")
 
 
-def all_tables(result: dict[str, Any]) -> list[TableData]:
+def all_tables(result: dict[str, Any]) -> list[TextTable]:
     """Every table, in print order."""
     return [evidence_table(result), metrics_table(result), pairwise_table(result), agreement_table(result)]
 
 
-def rich_table(data: TableData) -> Table:
-    """A TableData as a rich table (the note as its caption)."""
-    table = Table(title=data.title, caption=data.note or None, caption_justify="left")
-    for i, heading in enumerate(data.headers):
-        table.add_column(heading, justify="left" if i < 2 else "right")
-    for row in data.rows:
-        table.add_row(*row, style="dim" if row[1].startswith("paper") else None)
-    return table
+def rich_table(data: TextTable) -> Table:
+    """A table for the terminal: paper rows dimmed."""
+    return data.to_rich(left_columns=2, muted=lambda row: row[1].startswith("paper"))
 
 
-def markdown(result: dict[str, Any], tables: Sequence[TableData]) -> str:
+def markdown(result: dict[str, Any], tables: Sequence[TextTable]) -> str:
     """The tables as one Markdown document (numbers and ids only)."""
     s = result["settings"]
-    lines = [f"# Seed 000 relabelled with groundjudge: {PAPER}", "",
-             f"NLI model `{s['model']}`, tau {s['tau']} (the seed's labels imply ({_num(s['tau_implied']['low'])}, "
-             f"{_num(s['tau_implied']['high'])}]), hypothesis {s['hypothesis']}, span backup for answers of at most "
-             f"{s['short_answer_words']} words.", ""]
-    for data in tables:
-        lines += [f"## {data.title}", "", markdown_table(data.headers, data.rows), ""]
-        if data.note:
-            lines += [data.note, ""]
-    return "\n".join(lines)
+    preamble = [f"NLI model `{s['model']}`, tau {s['tau']} (the seed's labels imply ({_num(s['tau_implied']['low'])}, "
+                f"{_num(s['tau_implied']['high'])}]), hypothesis {s['hypothesis']}, span backup for answers of at most "
+                f"{s['short_answer_words']} words.", ""]
+    return markdown_document(f"Seed 000 relabelled with groundjudge: {PAPER}", preamble, tables)
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:

@@ -30,7 +30,7 @@ from rich.table import Table
 
 from groundjudge.records import find_records
 from groundjudge.report import Comparison, compare, per_response
-from groundjudge.report_md import table as markdown_table
+from groundjudge.tables import TextTable, markdown_document
 from groundjudge.types import RunHeader
 
 PAPER = "Trautmann et al., Measuring the Groundedness of Legal Question-Answering Systems (seed 003)"
@@ -139,16 +139,6 @@ JUDGE_FAMILIES: dict[str, tuple[str, str]] = {
     "fallback": (NO_COUNTERPART, "a primary judge with a secondary when its provider is unavailable"),
 }
 """groundjudge judge name -> (the paper's method family, or no counterpart; how the judge works)."""
-
-
-@dataclass
-class TableData:
-    """A table independent of its rendering: rich on the terminal, Markdown in --out."""
-
-    title: str
-    headers: list[str]
-    rows: list[list[str]]
-    note: str = ""
 
 
 @dataclass
@@ -301,14 +291,14 @@ def section_title(section: Section) -> str:
     return f"{section.name} — {'/'.join(map(str, sizes))} examples ({', '.join(splits)})"
 
 
-def metrics_table(section: Section) -> TableData:
+def metrics_table(section: Section) -> TextTable:
     """The comparison table of one data set: our judges beside the paper's rows of their family."""
     notes = [CAVEAT, "Ours: recomputed from records; abstentions count as errors, never as grounded; latency is "
              "the mean wall time per response here, $ at list prices. Paper: macro metrics as published; it gives "
              "no balanced accuracy (for two classes it equals macro recall), no cost, and latency as numbers only "
              "for two methods (§7, dev set). Table 2 rows are scored on sentence pairs, not responses."]
     notes += section.comparison.notes
-    return TableData(title=section_title(section), headers=METRIC_HEADERS,
+    return TextTable(title=section_title(section), headers=METRIC_HEADERS,
                      rows=[metric_row(r) for r in section.rows], note=" ".join(notes))
 
 
@@ -316,7 +306,7 @@ def _share(cell: dict[str, Any] | None) -> str:
     return "-" if cell is None else f"{cell['share']:.2f} ({cell['caught']}/{cell['n']})"
 
 
-def error_types_table(section: Section) -> TableData | None:
+def error_types_table(section: Section) -> TextTable | None:
     """Caught share per gold error type for our judges, and the paper's Table 4 turned into the same share."""
     if not section.error_types:
         return None
@@ -329,7 +319,7 @@ def error_types_table(section: Section) -> TableData | None:
     note = ("Share of the ungrounded answers of each gold error type that the judge called ungrounded "
             "(caught/total; higher is better; an abstention is not a catch). The paper reports this only for its "
             "best method, on its dev set, as misclassified/total (here: total minus misclassified). " + CAVEAT)
-    return TableData(title=f"{section.name} — ungrounded answers caught, by gold error type",
+    return TextTable(title=f"{section.name} — ungrounded answers caught, by gold error type",
                      headers=["source", "method family (paper)", "judge / paper method", *kinds], rows=rows, note=note)
 
 
@@ -338,16 +328,16 @@ def paper_methods(family: str) -> list[str]:
     return list(dict.fromkeys(f"{r.method} ({r.table})" for r in PAPER_ROWS if r.family == family))
 
 
-def mapping_table() -> TableData:
+def mapping_table() -> TextTable:
     """Every groundjudge judge with the paper's method family and the paper's rows of that family."""
     rows = [[name, family, FAMILIES.get(family, "-"), ", ".join(paper_methods(family)) or "-", how]
             for name, (family, how) in JUDGE_FAMILIES.items()]
-    return TableData(title="groundjudge judges and the paper's method families",
+    return TextTable(title="groundjudge judges and the paper's method families",
                      headers=["judge", "method family (paper)", "paper section", "paper rows", "what the judge does"],
                      rows=rows)
 
 
-def all_tables(sections: Sequence[Section]) -> list[TableData]:
+def all_tables(sections: Sequence[Section]) -> list[TextTable]:
     """The mapping, then per data set the metrics table and (when there are gold error types) the error-type table."""
     tables = [mapping_table()]
     for section in sections:
@@ -358,25 +348,14 @@ def all_tables(sections: Sequence[Section]) -> list[TableData]:
     return tables
 
 
-def rich_table(data: TableData) -> Table:
-    """A TableData as a rich table (the note as its caption)."""
-    table = Table(title=data.title, caption=data.note or None, caption_justify="left")
-    for i, heading in enumerate(data.headers):
-        table.add_column(heading, justify="left" if i < 3 else "right")
-    for row in data.rows:
-        table.add_row(*row, style="dim" if row[0].startswith("paper") else None)
-    return table
+def rich_table(data: TextTable) -> Table:
+    """A table for the terminal: paper rows dimmed."""
+    return data.to_rich(left_columns=3, muted=lambda row: row[0].startswith("paper"))
 
 
-def markdown(tables: Sequence[TableData]) -> str:
+def markdown(tables: Sequence[TextTable]) -> str:
     """The tables as one Markdown document."""
-    lines = [f"# Seed 003 comparison: {PAPER}", "", f"**{CAVEAT}**", ""]
-    for data in tables:
-        lines += [f"## {data.title}", "", markdown_table(data.headers, data.rows), ""]
-        if data.note:
-            lines += [data.note, ""]
-    return "\n".join(lines)
-
+    return markdown_document(f"Seed 003 comparison: {PAPER}", [f"**{CAVEAT}**", ""], tables)
 
 def numbers(sections: Sequence[Section], splits: Sequence[str]) -> dict[str, Any]:
     """Everything printed, as JSON-ready numbers."""

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from groundjudge.judges import SpecError, register
-from groundjudge.judges.nli import NLIJudge, claim_label, supported_fraction
+from groundjudge.judges.nli import NLIJudge, claim_label, score_answer
 from groundjudge.judges.scoring import Scored
 from groundjudge.local_nli.nli_model import CONTRADICTION, ENTAILMENT, NEUTRAL, ScoreStats
 from groundjudge.types import Claim, ClaimLabel, ClaimVerdict, Evidence, Example
@@ -94,7 +94,7 @@ class CrossEncoderJudge(NLIJudge):
                 claim=Claim(text=claim, start=span[0], end=span[1]),
                 label=self.rule(float(row[ENTAILMENT]), float(row[CONTRADICTION])),
                 score=float(row[ENTAILMENT]), evidence=locate_evidence(premise, example.context)))
-        return Scored(score=supported_fraction(verdicts), claims=verdicts, timings=stats.as_timings())
+        return Scored(score=score_answer(verdicts, self.answer_score), claims=verdicts, timings=stats.as_timings())
 
     def path(self) -> str:
         """What produced the verdicts."""

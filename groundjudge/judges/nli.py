@@ -47,6 +47,17 @@ def supported_fraction(verdicts: list[ClaimVerdict]) -> float:
     return sum(v.claim.weight for v in verdicts if v.label == "supported") / total if total else 0.0
 
 
+def score_answer(verdicts: list[ClaimVerdict], how: str) -> float:
+    """The answer's score from its claim verdicts: ``supported`` share, or the weakest claim's ``entailment``.
+
+    A span-backed claim counts as entailed (1.0) under ``entailment``.
+    """
+    if how == "entailment":
+        return min(1.0 if v.label == "supported" and v.reason and v.reason.startswith("span match")
+                   else float(v.score or 0.0) for v in verdicts)
+    return supported_fraction(verdicts)
+
+
 def span_backup(claim: str, context: tuple[str, ...]) -> Evidence | None:
     """Where a short claim occurs in the context (normalised match), or None."""
     for doc_index, doc in enumerate(context):
@@ -85,6 +96,9 @@ class NLIJudge:
     """``onnx``: ONNX Runtime on CPU (exported once per model; with ``int8`` quantised by onnxruntime)."""
     span_backup: bool = True
     short_answer_tokens: int = 10
+    answer_score: Literal["supported", "entailment"] = "supported"
+    """The answer's score: the share of supported claims (the precision-style metric), or ``entailment``, the
+    lowest max-entailment probability of its claims (continuous, so a threshold fitted on dev can do more)."""
     threshold: float = 0.5
 
     def engine(self) -> NLIModel:
@@ -136,7 +150,7 @@ class NLIJudge:
             verdicts.append(self.verdict(Claim(text=claims[c], start=start, end=end), probs[rows], wins,
                                          [selection.pairs[r][1] for r in rows], example.context, short))
         timings = {**stats.as_timings(), "windows": float(len(wins)), "pairs_all_windows": float(selection.pairs_all)}
-        return Scored(score=supported_fraction(verdicts), claims=verdicts, timings=timings)
+        return Scored(score=score_answer(verdicts, self.answer_score), claims=verdicts, timings=timings)
 
     def path(self) -> str:
         """What produced the verdicts."""
