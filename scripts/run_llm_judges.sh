@@ -37,7 +37,7 @@ for name in ${SETS:-legal_qa truthfulqa nli_unseen halueval summedits contractnl
   read -r threshold range <<< "$(band "$name")"
   J=(--judge "direct:$LLM" --judge "claims:$LLM,threshold=1.0"
      --judge "cascade:local=nli:model=$MODEL;threshold=$threshold,llm=claims:$INNER;threshold=1.0,band=$range")
-  [ "$name" = legal_qa ] && J+=(--judge "triplets:$LLM" --judge "error_types:$LLM,threshold=1.0")
+  [ "$name" = legal_qa ] && J+=(--judge "triplets:$LLM,threshold=0.5" --judge "error_types:$LLM,threshold=1.0")
   run="runs/llm/$name"
   sample=(--sample "$N" --seed 0)
   # shellcheck disable=SC2086

@@ -1,0 +1,84 @@
+"""The Markdown tables of results/README.md, from the committed run directories (nothing typed by hand).
+
+    python scripts/results_tables.py results/local [results/llm ...]
+
+Each argument is a folder of run directories (``<folder>/<data set>/``); every run is summarised again from
+its records (``records.jsonl.gz``), so the tables cannot drift from the runs. One table per folder: a row per
+(data set, judge) with n, balanced accuracy and macro-F1 with their bootstrap 95% intervals, abstentions, the
+threshold and where it was fitted, latency per response, tokens and dollars per 1,000 responses, and — for a
+cascade — its escalation rate.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from groundjudge.records import find_records, read_records
+from groundjudge.report import display_name
+from groundjudge.summary import summarize
+from groundjudge.tables import TextTable
+
+HEADERS = ["data set", "eval n", "judge", "bal. acc [95% CI]", "macro-F1 [95% CI]", "abstained",
+           "threshold (fitted on)", "latency p50 / p95 s", "tokens in / out per response", "$ / 1k responses"]
+
+
+def _ci(value: float | None, ci: list[float] | None) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.3f} [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else f"{value:.3f}"
+
+
+def _threshold(stats: dict[str, Any]) -> str:
+    if stats.get("threshold") is None:
+        return "-"
+    source = str(stats.get("threshold_source") or "spec").split(" (")[0]
+    return f"{stats['threshold']:.3f} ({source})"
+
+
+def _cost(stats: dict[str, Any]) -> str:
+    n = max(stats["n"], 1)
+    return f"{1000 * (stats.get('cost_usd') or 0) / n:.2f}"
+
+
+def _tokens(stats: dict[str, Any]) -> str:
+    n = max(stats["n"], 1)
+    tokens = stats.get("tokens") or {}
+    if not tokens.get("input"):
+        return "-"
+    return f"{tokens['input'] / n:.0f} / {tokens['output'] / n:.0f}"
+
+
+def judge_row(name: str, spec: str, stats: dict[str, Any]) -> list[str]:
+    """One table row for one judge of one run."""
+    latency = stats["latency_s"]
+    label = display_name(spec)
+    if stats.get("cascade"):
+        label += f" (escalated {stats['cascade'].get('escalation_rate', 0):.0%})"
+    return [name, str(stats["n"]), label, _ci(stats["balanced_accuracy"], stats["ci95"]["balanced_accuracy"]),
+            _ci(stats["macro_f1"], stats["ci95"]["macro_f1"]), str(stats["n_abstained"]), _threshold(stats),
+            f"{latency['p50']:.3g} / {latency['p95']:.3g}", _tokens(stats), _cost(stats)]
+
+
+def folder_table(folder: Path) -> TextTable:
+    """The table of every run directory in ``folder`` (sorted by data set name)."""
+    rows = []
+    for run in sorted(p for p in folder.iterdir() if p.is_dir() and find_records(p).exists()):
+        summary = summarize(read_records(find_records(run)))
+        for spec, stats in summary["judges"].items():
+            rows.append(judge_row(run.name, spec, stats))
+    return TextTable(title=str(folder), headers=HEADERS, rows=rows)
+
+
+def main() -> None:
+    """Print one Markdown table per folder."""
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("folders", nargs="+", type=Path)
+    args = parser.parse_args()
+    for folder in args.folders:
+        print(folder_table(folder).to_markdown())
+
+
+if __name__ == "__main__":
+    main()
