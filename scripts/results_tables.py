@@ -2,7 +2,7 @@
 
     python scripts/results_tables.py results/local [results/llm ...]
 
-Each argument is a folder of run directories (``<folder>/<data set>/``); every run is summarised again from
+Each argument is a folder of run directories (``<folder>/<data set>/`` or ``<folder>/<data set>/<judge>/``); every run is summarised again from
 its records (``records.jsonl.gz``), so the tables cannot drift from the runs. One table per folder: a row per
 (data set, judge) with n, balanced accuracy and macro-F1 with their bootstrap 95% intervals, abstentions, the
 threshold and where it was fitted, latency per response, tokens and dollars per 1,000 responses, and — for a
@@ -64,10 +64,11 @@ def judge_row(name: str, spec: str, stats: dict[str, Any]) -> list[str]:
 def folder_table(folder: Path) -> TextTable:
     """The table of every run directory in ``folder`` (sorted by data set name)."""
     rows = []
-    for run in sorted(p for p in folder.iterdir() if p.is_dir() and find_records(p).exists()):
+    runs = sorted({path.parent for path in folder.rglob("records.jsonl*") if "report" not in path.parts})
+    for run in runs:
         summary = summarize(read_records(find_records(run)))
         for spec, stats in summary["judges"].items():
-            rows.append(judge_row(run.name, spec, stats))
+            rows.append(judge_row(run.relative_to(folder).parts[0], spec, stats))
     return TextTable(title=str(folder), headers=HEADERS, rows=rows)
 
 

@@ -7,7 +7,8 @@
 #
 # The sample is drawn from the same evaluation part as results/local (--dev-fraction 0.6, --sample N --seed 0).
 # LLM judges get their decision rule in the spec (claims: every claim supported; no calibration calls), so the
-# dev part is never sent to the LLM. The cascade's local judge uses the threshold fitted in results/local and
+# dev part is never sent to the LLM. The claims chain's calls are cached (runs/llm/cache): the cascade's
+# escalated answers and the error_types chain reuse them, so their recorded latency leaves out those calls. The cascade's local judge uses the threshold fitted in results/local and
 # escalates the answers whose local score lies within BAND of it. Set SETS, N, JUDGES to run a part.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,18 +34,29 @@ half = float(sys.argv[2])
 print(f"{t:.4f} {max(t - half, 0):.4f}-{min(t + half, 1):.4f}")
 PY
 }
-for name in ${SETS:-legal_qa truthfulqa nli_unseen halueval summedits contractnli}; do
+export GROUNDJUDGE_CACHE_DIR=${GROUNDJUDGE_CACHE_DIR:-runs/llm/cache}
+for name in ${SETS:-legal_qa truthfulqa summedits halueval nli_unseen contractnli}; do
   read -r threshold range <<< "$(band "$name")"
-  J=(--judge "direct:$LLM" --judge "claims:$LLM,threshold=1.0"
-     --judge "cascade:local=nli:model=$MODEL;threshold=$threshold,llm=claims:$INNER;threshold=1.0,band=$range")
-  [ "$name" = legal_qa ] && J+=(--judge "triplets:$LLM,threshold=0.5" --judge "error_types:$LLM,threshold=1.0")
-  run="runs/llm/$name"
-  sample=(--sample "$N" --seed 0)
-  # shellcheck disable=SC2086
-  $GJ run ${DATA[$name]} "${J[@]}" --dev-fraction 0.6 "${sample[@]}" --out "$run" --resume --quiet
-  mkdir -p "$OUT/$name"
-  gzip -9 -c "$run/records.jsonl" > "$OUT/$name/records.jsonl.gz"
-  cp "$run/summary.json" "$OUT/$name/"
-  $GJ report "$OUT/$name" --out "$OUT/$name/report" --max-examples 300
+  declare -A J=(
+    [direct]="direct:$LLM"
+    [claims]="claims:$LLM,threshold=1.0"
+    [cascade]="cascade:local=nli:model=$MODEL;answer_score=entailment;threshold=$threshold,llm=claims:$INNER;threshold=1.0,band=$range"
+    [triplets]="triplets:$LLM,threshold=0.5"
+    [error_types]="error_types:$LLM,threshold=1.0"
+  )
+  judges=${JUDGES:-direct claims cascade}
+  [ "$name" = legal_qa ] && judges=${JUDGES:-direct claims cascade triplets error_types}
+  for judge in $judges; do
+    # one judge per run, one answer at a time: the server answers one request at a time, so latency is the
+    # judge's own, not time spent queueing behind other answers
+    run="runs/llm/$name/$judge"
+    # shellcheck disable=SC2086
+    $GJ run ${DATA[$name]} --judge "${J[$judge]}" --dev-fraction 0.6 --sample "$N" --seed 0 --concurrency 1 \
+        --out "$run" --resume --quiet
+    mkdir -p "$OUT/$name/$judge"
+    gzip -9 -c "$run/records.jsonl" > "$OUT/$name/$judge/records.jsonl.gz"
+    cp "$run/summary.json" "$OUT/$name/$judge/"
+  done
+  $GJ report "$OUT/$name"/* --out "$OUT/$name/report" --max-examples 300
   rm -f "$OUT/$name/report/report.html"
 done
