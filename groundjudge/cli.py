@@ -69,7 +69,7 @@ def _choose_examples(args: argparse.Namespace, examples: list[Example], calibrat
         dev = load_examples(args.calibrate_on, None, args.skip_invalid).examples   # each file's format detected
         evaluated = [ex for ex in examples if args.split is None or ex.split == args.split]
         return evaluated, dev, args.split or "all", ",".join(args.calibrate_on)
-    if calibrating and all(ex.split is None for ex in examples) and args.dev_fraction > 0:
+    if (calibrating or args.split) and all(ex.split is None for ex in examples) and args.dev_fraction > 0:
         examples = assign_missing_splits(examples, args.dev_fraction)
         source = f"split:dev (group-hash {args.dev_fraction:.0%} of the data)"
     else:
@@ -374,7 +374,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--format", choices=sorted(ADAPTERS), help="force the format of every file")
     run.add_argument("--judge", action="append", required=True, metavar="SPEC",
                      help="name or name:key=value,... (repeatable); see `groundjudge judges`")
-    run.add_argument("--split", choices=("train", "dev", "test"), help="evaluate only this split")
+    run.add_argument("--split", choices=("train", "dev", "test"),
+                     help="evaluate only this split (data without splits: the --dev-fraction group split)")
     run.add_argument("--calibrate-on", nargs="+", metavar="DEV", help="dev file(s) to fit thresholds on")
     run.add_argument("--dev-fraction", type=float, default=0.3,
                      help="when the data has no splits, this share of groups is dev (0 disables)")

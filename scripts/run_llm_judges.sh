@@ -5,7 +5,8 @@
 #
 #   bash scripts/run_llm_judges.sh MODEL_DIR [OUT_DIR]      (hours on 2 cores: ~5-60 s per LLM call)
 #
-# The sample is drawn from the same evaluation part as results/local (--dev-fraction 0.6, --sample N --seed 0).
+# The sample is drawn from the same evaluation part as results/local (--dev-fraction 0.6 --split test, --sample N
+# --seed 0), but for the pure LLM judges on the legal sample, which judge all its 112 answers.
 # LLM judges get their decision rule in the spec (claims: every claim supported; no calibration calls), so the
 # dev part is never sent to the LLM. The claims chain's calls are cached (runs/llm/cache): the cascade's
 # escalated answers and the error_types chain reuse them, so their recorded latency leaves out those calls. The cascade's local judge uses the threshold fitted in results/local and
@@ -50,8 +51,12 @@ for name in ${SETS:-legal_qa truthfulqa summedits halueval nli_unseen contractnl
     # one judge per run, one answer at a time: the server answers one request at a time, so latency is the
     # judge's own, not time spent queueing behind other answers
     run="runs/llm/$name/$judge"
+    # the evaluation part of results/local (--split test: the legal test split, elsewhere 40% by group hash);
+    # on the small legal sample the pure LLM judges take all 112 answers (nothing was trained or fitted on them)
+    split=(--split test)
+    [ "$name" = legal_qa ] && [ "$judge" != cascade ] && split=()
     # shellcheck disable=SC2086
-    $GJ run ${DATA[$name]} --judge "${J[$judge]}" --dev-fraction 0.6 --sample "$N" --seed 0 --concurrency 1 \
+    $GJ run ${DATA[$name]} --judge "${J[$judge]}" --dev-fraction 0.6 "${split[@]}" --sample "$N" --seed 0 --concurrency 1 \
         --out "$run" --resume --quiet
     mkdir -p "$OUT/$name/$judge"
     gzip -9 -c "$run/records.jsonl" > "$OUT/$name/$judge/records.jsonl.gz"

@@ -71,6 +71,18 @@ def test_dev_split_of_the_data_is_used_and_not_evaluated(tmp_path):
     assert len(records.results) == 12
 
 
+def test_split_test_on_unsplit_data_is_the_part_a_calibrated_run_evaluates(tmp_path):
+    """--split test with no calibration needed still evaluates only the --dev-fraction test part."""
+    data = write_jsonl(tmp_path / "d.jsonl", rent_rows(30))
+    calibrated, fixed = tmp_path / "calibrated", tmp_path / "fixed"
+    cli("run", str(data), "--judge", "quip:n=8", "--dev-fraction", "0.6", "--out", str(calibrated), "--quiet")
+    cli("run", str(data), "--judge", "quip:n=8,threshold=0.5", "--dev-fraction", "0.6", "--split", "test",
+        "--out", str(fixed), "--quiet")
+    evaluated = {r.example.id for r in read_records(calibrated / "records.jsonl").results}
+    assert 0 < len(evaluated) < 30
+    assert {r.example.id for r in read_records(fixed / "records.jsonl").results} == evaluated
+
+
 def test_bad_input_names_file_line_and_field_before_any_work(tmp_path):
     rows = rent_rows(3)
     rows[2]["label"] = "maybe"
