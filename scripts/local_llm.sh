@@ -7,6 +7,8 @@
 #   bash scripts/local_llm.sh stop
 #
 # Needs `pip install "llama-cpp-python[server]==0.3.36"` (builds from source, ~5 min the first time).
+# No --cache: llama-cpp-python's RAM prompt cache grew past 22 GB here and was OOM-killed; the server still
+# reuses the prefix it shares with the previous request (same document, same template).
 # Judges reach it as: "direct:model=openai/qwen,api_base=http://127.0.0.1:$PORT/v1"
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,7 +37,7 @@ start() {
   fetch >/dev/null
   if curl -sf "http://127.0.0.1:$PORT/v1/models" >/dev/null; then echo "already serving on $PORT"; return; fi
   nohup "$PY" -m llama_cpp.server --model "$GGUF" --model_alias qwen --host 127.0.0.1 --port "$PORT" \
-      --n_threads "$THREADS" --n_ctx "$CTX" --cache true --cache_size $((4 << 30)) \
+      --n_threads "$THREADS" --n_ctx "$CTX" \
       > "$DIR/server-$PORT.log" 2>&1 &
   echo $! > "$DIR/server-$PORT.pid"
   for _ in $(seq 1 240); do
