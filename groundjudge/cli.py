@@ -28,7 +28,7 @@ from groundjudge.report import comparison_table, pairwise_table  # noqa: E402
 from groundjudge.run import JudgeTask, run_judges  # noqa: E402
 from groundjudge.summary import summarize  # noqa: E402
 from groundjudge.templates import TemplateError  # noqa: E402
-from groundjudge.types import Calibration, DatasetInfo, Example, JudgeSpec, RunHeader  # noqa: E402
+from groundjudge.types import Calibration, DatasetInfo, Example, RunHeader  # noqa: E402
 
 console = Console(stderr=True)
 

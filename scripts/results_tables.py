@@ -2,9 +2,9 @@
 
     python scripts/results_tables.py results/local [results/llm ...]
 
-Each argument is a folder of run directories (``<folder>/<data set>/`` or ``<folder>/<data set>/<judge>/``); every run is summarised again from
-its records (``records.jsonl.gz``), so the tables cannot drift from the runs. One table per folder: a row per
-(data set, judge) with n, balanced accuracy and macro-F1 with their bootstrap 95% intervals, abstentions, the
+Each argument is a folder of run directories (``<folder>/<data set>/`` or ``<folder>/<data set>/<judge>/``);
+every run is summarised again from its records (``records.jsonl.gz``), so the tables cannot drift from the
+runs. One table per folder: a row per (data set, judge) with n, balanced accuracy and macro-F1 with their bootstrap 95% intervals, abstentions, the
 threshold and where it was fitted, latency per response, tokens and dollars per 1,000 responses, and — for a
 cascade — its escalation rate.
 """

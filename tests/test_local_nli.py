@@ -210,7 +210,8 @@ def test_nli_judge_supported_contradicted_and_span_backup(tmp_path):
     assert [c.label for c in result.verdict.claims] == ["unverifiable"] and result.verdict.score == 0.0
     # answer_score=entailment: the weakest claim's max entailment (continuous), a span match counting as 1
     result = judge_one(f"nli:model={entailing},top_k=1,answer_score=entailment,threshold=0.5", example)
-    assert result.verdict.score == pytest.approx(min(c.score for c in result.verdict.claims)) and 0.9 < result.verdict.score < 1
+    weakest = min(c.score for c in result.verdict.claims)
+    assert result.verdict.score == pytest.approx(weakest) and 0.9 < result.verdict.score < 1
     result = judge_one(f"nli:model={contradicting},answer_score=entailment,threshold=0.5", short)
     assert result.verdict.score == 1.0 and result.verdict.label == "grounded"
     result = judge_one(f"nli:model={contradicting},top_k=1,answer_score=entailment,threshold=0.5", example)

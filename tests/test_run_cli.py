@@ -8,7 +8,6 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 from conftest import ROOT, cli, rent_rows, write_jsonl
 
