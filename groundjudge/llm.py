@@ -356,7 +356,8 @@ class LLMService:
         hit = self.cache.get(key)
         if hit is not None:
             return LLMCall(**base, raw_output=hit["raw_output"], input_tokens=hit["input_tokens"],
-                           output_tokens=hit["output_tokens"], cost_usd=hit["cost_usd"], cached=True, attempts=0)
+                           output_tokens=hit["output_tokens"], cost_usd=hit["cost_usd"], cached=True, attempts=0,
+                           source_latency_s=hit.get("latency_s"))
         if self.offline:
             raise ProviderError("offline", f"no recorded reply for a {template!r} call and the network is off")
         missing = _needs_key(settings)
@@ -408,6 +409,6 @@ class LLMService:
         self.budget.add(cost)
         raw = response.choices[0].message.content
         self.cache.put(key, {"raw_output": raw, "input_tokens": input_tokens, "output_tokens": output_tokens,
-                             "cost_usd": cost, "model": settings.model})
+                             "cost_usd": cost, "model": settings.model, "latency_s": latency})
         return LLMCall(**base, raw_output=raw, input_tokens=input_tokens, output_tokens=output_tokens,
                        cost_usd=cost, latency_s=latency, attempts=attempts)

@@ -125,13 +125,19 @@ def fallback_cascade(comparison: Comparison) -> list[dict[str, Any]]:
         for key in cascades:
             c = comparison.judges[key]["cascade"]
             local, change = c.get("local_balanced_accuracy"), c.get("balanced_accuracy_change")
+            stats = comparison.judges[key]
+            uncached = stats.get("latency_s_uncached", stats["latency_s"])
             rows.append([comparison.labels[key], f"{c['escalation_rate']:.2f}", f"{c['cost_usd']:.4f}",
                          f"{c['cost_usd_all_llm_estimate']:.4f}", f"{c['cost_saved_usd_estimate']:.4f}",
-                         "-" if local is None else f"{local:.3f}", "-" if change is None else f"{change:+.3f}"])
+                         "-" if local is None else f"{local:.3f}", "-" if change is None else f"{change:+.3f}",
+                         f"{stats['latency_s']['mean']:.3g} / {uncached['mean']:.3g}"])
         out.append({"id": "cascades", "keys": cascades, "title": "Cascades",
-                    "note": "Escalated: share of answers the local judge sent on to the LLM judge.",
+                    "note": "Escalated: share of answers the local judge sent on to the LLM judge. Latency: as "
+                            "measured / had every LLM call been made (replies reused from the cache counted at "
+                            "the latency of the call that produced them).",
                     "headers": ["judge", "escalated", "$ spent", "$ if all went to the LLM (est.)", "$ saved (est.)",
-                                "bal. acc of the local judge alone", "bal. acc change"], "rows": rows})
+                                "bal. acc of the local judge alone", "bal. acc change", "latency mean s"],
+                    "rows": rows})
     fallbacks = [k for k in ranked(comparison)
                  if comparison.specs[k].split(":")[0] == "fallback" or comparison.judges[k].get("fallbacks")]
     if fallbacks:
@@ -146,6 +152,30 @@ def fallback_cascade(comparison: Comparison) -> list[dict[str, Any]]:
     return out
 
 
+def view_independence(comparison: Comparison) -> list[dict[str, Any]]:
+    """Multi-view judges: per-view error rates, Proposition 1's bound beside the measured rate, error correlation."""
+    keys = [k for k in ranked(comparison) if comparison.judges[k].get("views")]
+    rows = []
+    for key in keys:
+        v = comparison.judges[key]["views"]
+        rates = ", ".join(f"{name} {r['tpr']:.2f}/{r['fpr']:.2f}" for name, r in v["per_view"].items()
+                          if r["tpr"] is not None and r["fpr"] is not None)
+        rows.append([comparison.labels[key], str(v["n_views"]), rates or "-",
+                     f"{v['alpha']:.3f}" if "alpha" in v else "-",
+                     f"{v['multi_view_fpr']:.3f}" if "multi_view_fpr" in v else "-",
+                     f"{v['bound']:.3g}" if "bound" in v else "-", f"{v['error_correlation']:.2f}"])
+    if not rows:
+        return []
+    return [{"id": "views", "keys": keys, "title": "Are the views independent?",
+             "note": "Per answer: a view accepts an answer when it entails every claim. TPR / FPR: acceptance of "
+                     "grounded / ungrounded answers. Multi-view FPR: share of ungrounded answers that at least a "
+                     "tau share of the views accept; Proposition 1 bounds it by exp(-N D(tau||alpha)) if the views "
+                     "erred independently. A measured rate above the bound, or a high error correlation, means "
+                     "the views are not independent and adding views buys little.",
+             "headers": ["judge", "views", "TPR / FPR per view", "alpha (mean FPR)", "multi-view FPR",
+                         "bound if independent", "error correlation"], "rows": rows}]
+
+
 def judges(comparison: Comparison) -> dict[str, Any]:
     """Rank, display name, run and full spec of every judge."""
     return {"id": "judges", "title": "Judges", "note": "Display names leave out connection settings (api_base, ...).",
@@ -156,7 +186,8 @@ def judges(comparison: Comparison) -> dict[str, Any]:
 
 def extra_tables(comparison: Comparison) -> list[dict[str, Any]]:
     """The tables after the leaderboard and the McNemar matrix, as data: id, title, note, headers, rows."""
-    return [thresholds(comparison), *error_types(comparison), *fallback_cascade(comparison), judges(comparison)]
+    return [thresholds(comparison), *error_types(comparison), *fallback_cascade(comparison),
+            *view_independence(comparison), judges(comparison)]
 
 
 def _section(t: dict[str, Any], level: str = "##") -> list[str]:

@@ -9,6 +9,7 @@ from typing import Any
 from groundjudge.metrics import bootstrap_ci, classification_metrics, latency_stats, mcnemar_p
 from groundjudge.records import RunRecords
 from groundjudge.types import ResultRecord
+from groundjudge.views_summary import views_diagnostics
 
 
 def _judge_summary(spec: str, results: list[ResultRecord], threshold: dict[str, Any] | None,
@@ -34,6 +35,7 @@ def _judge_summary(spec: str, results: list[ResultRecord], threshold: dict[str, 
         "threshold": None if threshold is None else threshold["threshold"],
         "threshold_source": None if threshold is None else threshold["source"],
         "latency_s": latency_stats([r.result.latency_s for r in results]),
+        **_uncached_latency(results),
         "cost_usd": sum(c.cost_usd for c in calls),
         "tokens": {"input": sum(c.input_tokens for c in calls), "output": sum(c.output_tokens for c in calls)},
         "cost_usd_spent": sum(c.cost_usd for c in calls if not c.cached),
@@ -45,6 +47,16 @@ def _judge_summary(spec: str, results: list[ResultRecord], threshold: dict[str, 
     if spec.split(":")[0] == "cascade" and results:
         summary["cascade"] = cascade_summary(labelled or results)
     return summary
+
+
+def _uncached_latency(results: list[ResultRecord]) -> dict[str, Any]:
+    """When some replies came from the cache: the latency had every call been made, estimated as the measured
+    time plus each cached reply's original latency (absent when nothing was cached or an origin is unknown)."""
+    cached = [c for r in results for c in r.result.calls if c.cached]
+    if not cached or any(c.source_latency_s is None for c in cached):
+        return {}
+    return {"latency_s_uncached": latency_stats([
+        r.result.latency_s + sum(c.source_latency_s or 0.0 for c in r.result.calls if c.cached) for r in results])}
 
 
 def predicted_error_types(record: ResultRecord) -> list[str]:
@@ -131,6 +143,11 @@ def summarize(records: RunRecords, n_boot: int = 1000) -> dict[str, Any]:
             thresholds[spec.spec] = {"threshold": spec.settings["threshold"], "source": "setting"}
     judges = {spec: _judge_summary(spec, results, thresholds.get(spec), n_boot)
               for spec, results in by_judge.items()}
+    for spec in header.judges:
+        if spec.name == "views" and by_judge.get(spec.spec):
+            diagnostics = views_diagnostics(by_judge[spec.spec], float(spec.settings.get("tau", 0.6)))
+            if diagnostics:
+                judges[spec.spec]["views"] = diagnostics
     correct = {
         spec: {r.example.id: r.result.verdict.label == r.example.label
                for r in results if r.example.label is not None}

@@ -92,6 +92,8 @@ class ClaimVerdict(_Frozen):
     evidence: Evidence | None = None
     error_type: str | None = Field(default=None, description="Error type of an unsupported claim.")
     reason: str | None = None
+    views: dict[str, bool] | None = Field(
+        default=None, description="Multi-view judges: each view's vote (entailed or not), by view name.")
 
 
 class Verdict(_Frozen):
@@ -133,6 +135,8 @@ class LLMCall(_Frozen):
     latency_s: float = 0.0
     attempts: int = 1
     cached: bool = False
+    source_latency_s: float | None = Field(
+        default=None, description="For a cached reply: the latency of the call that first produced it.")
     error: str | None = None
 
 

@@ -1,47 +1,41 @@
 #!/usr/bin/env bash
 # Regenerates results/llm/: the LLM chains with a real local model (Qwen2.5-Coder-1.5B-Instruct Q4_K_M served by
 # llama.cpp, scripts/local_llm.sh) on a fixed seeded sample of each development set's evaluation part, and the
-# cascade of the fine-tuned local judge into the claims chain.
+# cascade of the best model-free local judge (quip or cosine, chosen on dev) into the claims chain.
 #
-#   bash scripts/run_llm_judges.sh MODEL_DIR [OUT_DIR]      (hours on 2 cores: ~5-60 s per LLM call)
+#   bash scripts/run_llm_judges.sh [OUT_DIR]      (hours on 2 cores: ~3-60 s per LLM call)
 #
 # The sample is drawn from the same evaluation part as results/local (--dev-fraction 0.6 --split test, --sample N
 # --seed 0), but for the pure LLM judges on the legal sample, which judge all its 112 answers.
 # LLM judges get their decision rule in the spec (claims: every claim supported; no calibration calls), so the
 # dev part is never sent to the LLM. The claims chain's calls are cached (runs/llm/cache): the cascade's
-# escalated answers and the error_types chain reuse them, so their recorded latency leaves out those calls. The cascade's local judge uses the threshold fitted in results/local and
-# escalates the answers whose local score lies within BAND of it. Set SETS, N, JUDGES to run a part.
+# escalated answers and the error_types chain reuse them; their summaries give the measured latency and
+# `latency_s_uncached`, which adds each reused reply's original latency back. The cascade's local judge uses
+# the threshold fitted in results/local and escalates the answers whose local score lies in the band that
+# holds the ESCALATE share (0.4) of dev scores nearest that threshold. Set SETS, N, JUDGES to run a part.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-MODEL=${1:?usage: run_llm_judges.sh MODEL_DIR [OUT_DIR]}
-OUT=${2:-results/llm}
+OUT=${1:-results/llm}
 GJ=${GJ:-.venv/bin/groundjudge}
 PORT=${PORT:-8765}
 N=${N:-200}
-BAND=${BAND:-0.25}
 PORT=$PORT bash scripts/local_llm.sh start
 API="api_base=http://127.0.0.1:$PORT/v1"
 LLM="model=openai/qwen,$API,timeout=900,max_attempts=2,concurrency=1"
 INNER="model=openai/qwen;$API;timeout=900;max_attempts=2;concurrency=1"
 source scripts/datasets.sh
-# the local threshold fitted on dev in results/local (nli judge), and the band around it
-band() {
-  "${PY:-.venv/bin/python}" - "$1" "$BAND" <<'PY'
-import json, sys
-summary = json.load(open(f"results/local/{sys.argv[1]}/summary.json"))
-spec = next(s for s in summary["judges"] if s.startswith("nli:"))
-t = summary["judges"][spec]["threshold"]
-half = float(sys.argv[2])
-print(f"{t:.4f} {max(t - half, 0):.4f}-{min(t + half, 1):.4f}")
-PY
-}
+# the cascade's local judge, its threshold and band: chosen on the dev part of results/local (scripts/cascade_local.py)
+ESCALATE=${ESCALATE:-0.4}
 export GROUNDJUDGE_CACHE_DIR=${GROUNDJUDGE_CACHE_DIR:-runs/llm/cache}
-for name in ${SETS:-legal_qa truthfulqa summedits halueval nli_unseen contractnli}; do
-  read -r threshold range <<< "$(band "$name")"
+# cheapest sets first (short contexts), so a partial run still covers most of them
+for name in ${SETS:-truthfulqa halueval nli_unseen legal_qa summedits contractnli}; do
+  read -r local threshold range _ <<< "$("${PY:-.venv/bin/python}" scripts/cascade_local.py "results/local/$name" \
+      --escalate "$ESCALATE")"
+  [[ $local == *:* ]] && local="$local;threshold=$threshold" || local="$local:threshold=$threshold"
   declare -A J=(
     [direct]="direct:$LLM"
     [claims]="claims:$LLM,threshold=1.0"
-    [cascade]="cascade:local=nli:model=$MODEL;answer_score=entailment;threshold=$threshold,llm=claims:$INNER;threshold=1.0,band=$range"
+    [cascade]="cascade:local=$local,llm=claims:$INNER;threshold=1.0,band=$range"
     [triplets]="triplets:$LLM,threshold=0.5"
     [error_types]="error_types:$LLM,threshold=1.0"
   )
@@ -62,6 +56,7 @@ for name in ${SETS:-legal_qa truthfulqa summedits halueval nli_unseen contractnl
     gzip -9 -c "$run/records.jsonl" > "$OUT/$name/$judge/records.jsonl.gz"
     cp "$run/summary.json" "$OUT/$name/$judge/"
   done
-  $GJ report "$OUT/$name"/* --out "$OUT/$name/report" --max-examples 300
+  runs=(); for d in "$OUT/$name"/*/; do [ -f "$d/summary.json" ] && runs+=("$d"); done
+  $GJ report "${runs[@]}" --out "$OUT/$name/report" --max-examples 300
   rm -f "$OUT/$name/report/report.html"
 done

@@ -100,6 +100,14 @@ def test_cache_hits_make_no_calls_and_sampling_is_cached_per_index(llm_server, t
     assert len(llm_server.requests) == 3
 
 
+def test_a_cached_reply_keeps_the_latency_of_the_call_that_produced_it(llm_server, tmp_path):
+    llm_server.set_responder(lambda request: Reply(content=GOOD, delay=0.3))
+    _, first = complete(LLMService(cache=CallCache(tmp_path / "c")), settings(llm_server))
+    _, again = complete(LLMService(cache=CallCache(tmp_path / "c")), settings(llm_server))
+    assert not first[0].cached and first[0].latency_s >= 0.3 and first[0].source_latency_s is None
+    assert again[0].cached and again[0].latency_s == 0.0 and again[0].source_latency_s == first[0].latency_s
+
+
 def test_budget_stops_new_calls(llm_server):
     llm_server.set_responder(lambda request: Reply(content=GOOD, prompt_tokens=1000, completion_tokens=100))
     service = LLMService(budget=Budget(max_cost=0.0001))

@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+from dataclasses import replace
 
 import pytest
 from conftest import ROOT, cli, qa_rows, write_jsonl
@@ -120,6 +121,24 @@ def test_cascade_escalates_only_the_uncertain_band(llm_server, data, tmp_path):
     assert cascade["escalation_rate"] == pytest.approx(0.5)
     assert cascade["cost_saved_usd_estimate"] > 0
     assert summary["balanced_accuracy"] == 1.0 and "balanced_accuracy_change" in cascade
+    assert "latency_s_uncached" not in summary     # every call was made: nothing to add back
+
+
+def test_cascade_reusing_cached_claims_reports_the_latency_of_the_calls_it_reused(llm_server, data, tmp_path):
+    from groundjudge.testing.oracle import oracle_responder
+
+    llm_server.set_responder(lambda request: replace(oracle_responder(request), delay=0.2))
+    inner = f"model=openai/gpt-4o-mini;api_base={llm_server.openai_base};threshold=1.0"
+    cli("run", str(data), "--judge", "claims:" + inner.replace(";", ","), "--out", str(tmp_path / "claims"),
+        "--quiet", "--dev-fraction", "0")
+    calls = len(llm_server.requests)
+    spec = f"cascade:local=quip:n=8;threshold=0.95,llm=claims:{inner},band=0.0-0.999"
+    cli("run", str(data), "--judge", spec, "--out", str(tmp_path / "cascade"), "--quiet", "--dev-fraction", "0")
+    assert len(llm_server.requests) == calls      # the escalated answers reused the claims run's replies
+    summary = json.loads((tmp_path / "cascade" / "summary.json").read_text())["judges"][spec]
+    assert summary["llm_calls"] == 0 and summary["llm_calls_cached"] > 0
+    # two or three calls of >= 0.2 s per escalated answer (facts once per context), half the answers escalated
+    assert summary["latency_s_uncached"]["mean"] >= summary["latency_s"]["mean"] + 0.2
 
 
 def test_second_run_makes_no_calls_and_replay_needs_no_network(llm_server, data, tmp_path):

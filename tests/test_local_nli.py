@@ -267,6 +267,18 @@ def test_views_support_mass_types_and_bound(tmp_path):
     assert error_correlation(same) == pytest.approx(1.0)
 
 
+def test_views_run_reports_view_independence(tmp_path):
+    model = tiny_model(tmp_path / "m", bias=(0.0, 6.0, 0.0))      # every view entails everything
+    data = write_jsonl(tmp_path / "d.jsonl", rent_rows(3))
+    cli("run", str(data), "--judge", f"views:model={model}", "--out", str(tmp_path / "run"), "--quiet",
+        "--dev-fraction", "0")
+    views = json.loads((tmp_path / "run" / "summary.json").read_text())["judges"][f"views:model={model}"]["views"]
+    assert views["n_views"] == 5 and views["alpha"] == 1.0 and views["multi_view_fpr"] == 1.0
+    assert set(views["per_view"]) == {"direct", "context", "reversed", "truncated", "paraphrase"}
+    cli("report", str(tmp_path / "run"), "--out", str(tmp_path / "report"))
+    assert "## Are the views independent?" in (tmp_path / "report" / "report.md").read_text()
+
+
 def test_crossencoder_uses_the_input_it_was_trained_on(tmp_path):
     model = tiny_model(tmp_path / "m", bias=(0.0, 6.0, 0.0))
     card = {"input": {"premise": "top-k sentences"}, "recipe": "pairs", "max_length": 96}

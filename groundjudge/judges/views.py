@@ -77,7 +77,8 @@ class ViewsJudge:
             kind = evidence_type(mass, self.tau, self.tau_prime)
             agreeing = ", ".join(n for n, v in zip(view_names, votes[row]) if v) or "none"
             verdicts.append(ClaimVerdict(claim=Claim(text=claims[row], start=start, end=end), label=LABELS[kind],
-                                         score=mass, reason=f"{kind}: m={mass:.2f}; entailed by {agreeing}"))
+                                         score=mass, reason=f"{kind}: m={mass:.2f}; entailed by {agreeing}",
+                                         views={n: bool(v) for n, v in zip(view_names, votes[row])}))
         return Scored(score=min(v.score for v in verdicts), claims=verdicts,
                       timings={"views": float(len(view_names)), "pairs_scored": float(
                           len(view_names) * sum(len(e) for e in evidence))})
