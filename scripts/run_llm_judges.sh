@@ -49,6 +49,8 @@ for name in ${SETS:-truthfulqa halueval nli_unseen legal_qa summedits contractnl
     # on the small legal sample the pure LLM judges take all 112 answers (nothing was trained or fitted on them)
     split=(--split test)
     [ "$name" = legal_qa ] && [ "$judge" != cascade ] && split=()
+    # a fresh server for every run: llama-cpp-python's memory grows with every schema-constrained request
+    PORT=$PORT bash scripts/local_llm.sh restart >/dev/null
     # shellcheck disable=SC2086
     $GJ run ${DATA[$name]} --judge "${J[$judge]}" --dev-fraction 0.6 "${split[@]}" --sample "$N" --seed 0 --concurrency 1 \
         --out "$run" --resume --quiet
