@@ -281,7 +281,10 @@ def cmd_report(args: argparse.Namespace) -> int:
             raise UsageError(f"{run_dir}: no records.jsonl (not a groundjudge run directory)")
     if args.max_examples < 1:
         raise UsageError("--max-examples must be at least 1")
-    comparison = compare(args.dirs)
+    try:
+        comparison = compare(args.dirs, common_only=args.common)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
     out = Path(args.out) if args.out else (Path(args.dirs[0]) / "report" if len(args.dirs) == 1 else Path("report"))
     out.mkdir(parents=True, exist_ok=True)
     plots = make_plots(comparison, out)
@@ -408,6 +411,8 @@ def build_parser() -> argparse.ArgumentParser:
                                           "alone: report.md, PNG plots and one self-contained report.html.")
     report.add_argument("dirs", nargs="+", metavar="DIR", help="run directories (several are merged)")
     report.add_argument("--out", help="output folder (default DIR/report for one run, ./report for several)")
+    report.add_argument("--common", action="store_true",
+                        help="restrict every run to the examples all of them judged, so every row is on the same data")
     report.add_argument("--max-examples", type=int, default=2000,
                         help="examples embedded in report.html: disagreements, wrong verdicts and abstentions "
                              "first (default 2000)")

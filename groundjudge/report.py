@@ -165,14 +165,39 @@ def _data_notes(runs: list[LoadedRun]) -> list[str]:
              "compare their rows with care. McNemar tests use only the examples both judges judged.")]
 
 
-def compare(paths: list[str | Path]) -> Comparison:
-    """Merge runs; a judge spec used in more than one run is named ``<run dir>/<spec>``."""
+def restricted_to_common(runs: list[LoadedRun]) -> tuple[list[LoadedRun], int]:
+    """The runs cut down to the examples every one of them judged (summaries recomputed), and how many that is."""
+    keys = [frozenset(example_key(r.example) for r in run.records.results) for run in runs]
+    shared = frozenset.intersection(*keys) if keys else frozenset()
+    if not shared:
+        raise ValueError("the runs have no example in common: nothing to compare on the same data")
+    cut = []
+    for run, judged in zip(runs, keys, strict=True):
+        if judged == shared:
+            cut.append(run)
+            continue
+        records = RunRecords(header=run.records.header,
+                             results=[r for r in run.records.results if example_key(r.example) in shared])
+        cut.append(LoadedRun(path=run.path, records=records, summary=summarize(records), calibration=run.calibration))
+    return cut, len(shared)
+
+
+def compare(paths: list[str | Path], common_only: bool = False) -> Comparison:
+    """Merge runs; a judge spec used in more than one run is named ``<run dir>/<spec>``.
+
+    With ``common_only`` every run is cut down to the examples all of them judged, so every row is on the same data.
+    """
     runs = [load_run(p) for p in paths]
+    notes = _data_notes(runs)
+    if common_only and notes:
+        runs, shared = restricted_to_common(runs)
+        notes = [f"Every run is restricted to the {shared} examples all of them judged (--common): the rows are on "
+                 "the same data."]
     seen: dict[str, int] = {}
     for run in runs:
         for spec in run.summary["judges"]:
             seen[spec] = seen.get(spec, 0) + 1
-    comparison = Comparison(runs=runs, notes=_data_notes(runs))
+    comparison = Comparison(runs=runs, notes=notes)
     for run in runs:
         for spec, stats in run.summary["judges"].items():
             key = f"{run.name}/{spec}" if seen[spec] > 1 else spec

@@ -40,7 +40,7 @@ for name in ${SETS:-truthfulqa halueval nli_unseen legal_qa summedits contractnl
     [error_types]="error_types:$LLM,threshold=1.0"
   )
   judges=${JUDGES:-direct claims cascade}
-  [ "$name" = legal_qa ] && judges=${JUDGES:-direct claims cascade triplets error_types}
+  [ "$name" = legal_qa ] && judges=${JUDGES:-direct claims cascade error_types triplets}
   for judge in $judges; do
     # one judge per run, one answer at a time: the server answers one request at a time, so latency is the
     # judge's own, not time spent queueing behind other answers

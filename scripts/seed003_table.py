@@ -11,7 +11,7 @@ beside the seed's Table 4. Every number of ours is recomputed from the records
 (proprietary) data set, not on ours: the comparison is of method families.
 
     python scripts/seed003_table.py RUN_DIR [RUN_DIR ...] [--paper-split test|dev|both] \\
-        [--out results/seed003.md] [--json seed003.json]
+        [--common] [--out results/seed003.md] [--json seed003.json]
 """
 
 from __future__ import annotations
@@ -251,9 +251,10 @@ def error_type_rows(comparison: Comparison) -> list[dict[str, Any]]:
                       for key, stats in comparison.judges.items() if stats.get("per_error_type")])
 
 
-def build_section(name: str, run_dirs: Sequence[Path], splits: Sequence[str]) -> Section:
-    """Merge one data set's runs (summaries recomputed from records) and lay out its rows."""
-    comparison = compare(list(run_dirs))
+def build_section(name: str, run_dirs: Sequence[Path], splits: Sequence[str], common: bool = False) -> Section:
+    """Merge one data set's runs (summaries recomputed from records; with ``common`` on the examples all of them
+    judged) and lay out its rows."""
+    comparison = compare(list(run_dirs), common_only=common)
     section = Section(name=name, comparison=comparison)
     section.rows = interleaved(our_rows(comparison), splits)
     section.error_types = error_type_rows(comparison)
@@ -284,9 +285,9 @@ def metric_row(row: dict[str, Any]) -> list[str]:
 
 
 def section_title(section: Section) -> str:
-    """``<data set> — <n> examples (<split>)`` from the runs' headers."""
+    """``<data set> — <n> examples (<split>)``: the examples each run judged, and the runs' evaluation splits."""
     headers = [run.records.header for run in section.comparison.runs]
-    sizes = sorted({h.dataset.n for h in headers})
+    sizes = sorted({len({r.example.id for r in run.records.results}) for run in section.comparison.runs})
     splits = sorted({h.eval_split or "all" for h in headers})
     return f"{section.name} — {'/'.join(map(str, sizes))} examples ({', '.join(splits)})"
 
@@ -375,6 +376,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("runs", nargs="+", type=Path, metavar="RUN_DIR", help="groundjudge run directories")
     parser.add_argument("--paper-split", choices=("test", "dev", "both"), default="test",
                         help="which of the paper's splits to print beside ours (default: test)")
+    parser.add_argument("--common", action="store_true",
+                        help="per data set, restrict every run to the examples all of them judged")
     parser.add_argument("--out", type=Path, metavar="FILE.md", help="also write the tables as Markdown")
     parser.add_argument("--json", type=Path, metavar="FILE", help="also write the numbers as JSON")
     return parser.parse_args(argv)
@@ -384,7 +387,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Print the tables; write Markdown and JSON when asked."""
     args = parse_args(argv)
     splits = ("dev", "test") if args.paper_split == "both" else (args.paper_split,)
-    sections = [build_section(name, dirs, splits) for name, dirs in group_runs(args.runs).items()]
+    sections = [build_section(name, dirs, splits, args.common) for name, dirs in group_runs(args.runs).items()]
     tables = all_tables(sections)
     console = Console()
     console.print(f"[bold]{CAVEAT}[/bold]")

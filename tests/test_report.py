@@ -7,10 +7,10 @@ import re
 import struct
 
 import pytest
-from conftest import ROOT, cli, qa_rows, write_jsonl
+from conftest import ROOT, cli, qa_rows, rent_rows, write_jsonl
 
 from groundjudge.plots import pareto
-from groundjudge.report import display_name
+from groundjudge.report import compare, display_name
 from groundjudge.report_html import _script_json
 
 SUMMEDITS = sorted(str(p) for p in (ROOT / "datasets" / "summedits_sample").glob("*.json"))
@@ -160,3 +160,43 @@ def test_pareto_frontier_and_script_json():
     text = _script_json({"a": "</script><script>alert(1)</script> & \u2028"})
     assert "<" not in text and ">" not in text and "&" not in text and "\u2028" not in text
     assert json.loads(text) == {"a": "</script><script>alert(1)</script> & \u2028"}
+
+
+def test_common_restricts_every_run_to_the_shared_examples(tmp_path):
+    data = write_jsonl(tmp_path / "rent.jsonl", rent_rows(12))
+    whole, part = tmp_path / "whole", tmp_path / "part"
+    cli("run", str(data), "--judge", "quip:n=8", "--judge", "span", "--out", str(whole), "--quiet")
+    cli("run", str(data), "--judge", "quip:n=21", "--sample", "10", "--seed", "3", "--out", str(part), "--quiet")
+    judged = {run: {json.loads(line)["example"]["id"] for line in (run / "records.jsonl").read_text().splitlines()
+                    if json.loads(line)["kind"] == "result"} for run in (whole, part)}
+    sampled = judged[part]
+    assert len(sampled) == 10 and sampled < judged[whole]
+
+    merged = compare([whole, part])
+    assert "different data" in merged.notes[0]
+    assert merged.judges["quip:n=8"]["n"] == len(judged[whole]) > 10 and merged.judges["quip:n=21"]["n"] == 10
+
+    common = compare([whole, part], common_only=True)
+    assert common.notes == ["Every run is restricted to the 10 examples all of them judged (--common): the rows are "
+                            "on the same data."]
+    assert {stats["n"] for stats in common.judges.values()} == {10}
+    # the restricted summaries are the whole run's verdicts on those 10 examples, recomputed
+    verdicts = {r.example.id: r.result.verdict.label for r in merged.results["quip:n=8"]}
+    kept = common.results["quip:n=8"]
+    assert {r.example.id for r in kept} == sampled and all(verdicts[r.example.id] == r.result.verdict.label
+                                                         for r in kept)
+    correct = sum(r.result.verdict.label == r.example.label for r in kept)
+    assert common.judges["quip:n=8"]["accuracy"] == pytest.approx(correct / 10)
+    assert common.judges["quip:n=21"] == merged.judges["quip:n=21"]        # already on the shared examples
+
+    out = tmp_path / "report"
+    printed = cli("report", str(whole), str(part), "--common", "--out", str(out)).stdout
+    assert "restricted to the 10 examples" in printed
+    board = markdown_rows((out / "report.md").read_text(), "Leaderboard")
+    assert {cells[5] for cells in board.values()} == {"10"}
+
+    other = write_jsonl(tmp_path / "other.jsonl", [{**r, "id": "x" + r["id"]} for r in rent_rows(3)])
+    elsewhere = tmp_path / "elsewhere"
+    cli("run", str(other), "--judge", "quip:n=8", "--out", str(elsewhere), "--quiet")
+    failed = cli("report", str(whole), str(elsewhere), "--common", "--out", str(out), check=False)
+    assert failed.returncode == 2 and "no example in common" in failed.stderr
