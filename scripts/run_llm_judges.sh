@@ -58,7 +58,8 @@ for name in ${SETS:-truthfulqa halueval nli_unseen legal_qa summedits contractnl
     gzip -9 -c "$run/records.jsonl" > "$OUT/$name/$judge/records.jsonl.gz"
     cp "$run/summary.json" "$OUT/$name/$judge/"
   done
-  runs=(); for d in "$OUT/$name"/*/; do [ -f "$d/summary.json" ] && runs+=("$d"); done
-  $GJ report "${runs[@]}" --out "$OUT/$name/report" --max-examples 300
+  # the report sets the LLM judges beside every local judge of results/local on the same examples (--common)
+  runs=("results/local/$name"); for d in "$OUT/$name"/*/; do [ -f "$d/summary.json" ] && runs+=("$d"); done
+  $GJ report "${runs[@]}" --common --out "$OUT/$name/report" --max-examples 300
   rm -f "$OUT/$name/report/report.html"
 done
