@@ -77,6 +77,26 @@ def test_missing_verdict_for_a_claim_is_a_parse_failure_not_supported(llm_server
     assert len(result.calls) == 3 and result.calls[-1].raw_output == one_verdict
 
 
+@pytest.mark.parametrize("facts,verified_against", [
+    (["Rent of 100 crowns is due on day 1 of each month.", "A late fee of 2 percent applies after day 5."], "facts"),
+    (["<fact_1>", "<fact_2>"], "documents"),                 # a small model copying the reply format's placeholder
+    (["Clause 0."], "documents"),                            # a heading, not the clause's content
+])
+def test_failed_facts_extraction_is_not_trusted(llm_server, facts, verified_against):
+    judge, _ = build_judge(llm(llm_server, "claims"), service=LLMService())
+    verdict = json.dumps({"verdicts": [{"claim": 1, "verdict": "supported", "evidence": "", "reason": ""}]})
+    llm_server.push(Reply(content=json.dumps({"claims": ["Rent is due on day 1."]})),
+                    Reply(content=json.dumps({"facts": facts})), Reply(content=verdict))
+    context = "Clause 0. Rent of 100 crowns is due on day 1 of each month. A late fee of 2 percent applies after day 5."
+    result = asyncio.run(judge.judge(Example(id="e", context=[context], answer="Rent is due on day 1.")))
+    assert result.verdict.label == "grounded" and len(result.calls) == 3
+    prompt = llm_server.requests[-1].text
+    if verified_against == "facts":
+        assert "<evidence>" in prompt and facts[1] in prompt and "<document_1>" not in prompt
+    else:
+        assert "<evidence>" not in prompt and "<fact_1>" not in prompt and context in prompt
+
+
 def test_selfcheck_needs_a_question(llm_server):
     judge, _ = build_judge(llm(llm_server, "selfcheck"), service=LLMService())
     verdict = asyncio.run(judge.judge(Example(id="e", context=["x"], answer="y."))).verdict

@@ -5,14 +5,18 @@ and the precision-style grounding metric): the answer's score is the weighted
 share of supported claims, with optional partial credit for unverifiable
 ones. ``against=facts`` verifies against facts extracted once per distinct
 context (shared by every answer with that context); ``against=context``
-verifies against the raw documents. An answer with no checkable claim
-abstains with ``no_claims`` — it is never scored 1.
+verifies against the raw documents. Facts that fail their extraction (template
+placeholders such as ``<fact_1>`` copied by a small model, or a list that carries
+under ``min_fact_coverage`` of the documents' content words) are not trusted: the
+claims are then verified against the documents, as the call's prompt records.
+An answer with no checkable claim abstains with ``no_claims`` — it is never scored 1.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
+import re
 from dataclasses import dataclass, field
 from typing import ClassVar, Literal
 
@@ -21,7 +25,7 @@ from pydantic import BaseModel, Field, create_model
 from groundjudge.judges import register
 from groundjudge.judges.llm_judge import LLMJudgeSettings, abstain, provider_abstention
 from groundjudge.llm import ProviderError
-from groundjudge.text import sentences
+from groundjudge.text import normalize, sentences
 from groundjudge.types import Claim, ClaimVerdict, Evidence, Example, JudgeResult, LLMCall, Verdict
 
 
@@ -61,6 +65,25 @@ def locate_evidence(quote: str, context: tuple[str, ...]) -> Evidence | None:
         if start >= 0:
             return Evidence(text=doc[start:start + len(quote)], doc_index=index, start=start, end=start + len(quote))
     return Evidence(text=quote)
+
+
+PLACEHOLDER = re.compile(r"\s*(?:<[^<>]*>|\[[^\[\]]*\]|\.\.\.|…)?\s*")
+"""A reply item that is a template placeholder (``<fact_1>``, ``[fact]``, ``...``) or empty, not a fact."""
+
+
+def content_words(text: str) -> set[str]:
+    """The normalised words of more than three characters (numbers of any length): what a fact list must carry."""
+    return {w for w in normalize(text).split() if len(w) > 3 or w.isdigit()}
+
+
+def usable_facts(facts: list[str], context: tuple[str, ...], min_coverage: float) -> list[str] | None:
+    """The extracted facts without placeholders, or None when they carry under ``min_coverage`` of the documents'
+    content words — a failed extraction, which must not stand in for the documents."""
+    kept = [f for f in facts if not PLACEHOLDER.fullmatch(f)]
+    wanted = content_words(" ".join(context))
+    if not kept or (wanted and len(wanted & content_words(" ".join(kept))) / len(wanted) < min_coverage):
+        return None
+    return kept
 
 
 def claim_span(claim: str, answer: str) -> Claim:
@@ -107,6 +130,9 @@ class ClaimsJudge(LLMJudgeSettings):
     threshold: float = 1.0
     share_facts: bool = True
     """Extract a context's facts once and share them between the answers that have that context."""
+    min_fact_coverage: float = 0.3
+    """Facts carrying a smaller share of the documents' content words are a failed extraction: verify against the
+    documents instead."""
     _facts: FactMemo = field(default_factory=FactMemo, init=False, repr=False, compare=False)
 
     async def extract_claims(self, example: Example, calls: list[LLMCall]) -> list[str] | None:
@@ -160,6 +186,7 @@ class ClaimsJudge(LLMJudgeSettings):
             facts = await self.extract_facts(example, calls)
             if facts is None:
                 return "parse_failure"
+            facts = usable_facts(facts, example.context, self.min_fact_coverage)   # None: use the documents
         checks = await self.verify(example, claims, facts, calls)
         if checks is None:
             return "parse_failure"
