@@ -150,10 +150,15 @@ def _pairwise(results: dict[str, list[ResultRecord]]) -> list[dict[str, Any]]:
     return rows
 
 
+def judged_keys(run: LoadedRun) -> frozenset[str]:
+    """The keys (``example_key``) of every example the run judged."""
+    return frozenset(example_key(r.example) for r in run.records.results)
+
+
 def _data_notes(runs: list[LoadedRun]) -> list[str]:
     if len(runs) < 2:
         return []
-    contents = [frozenset(example_key(r.example) for r in run.records.results) for run in runs]
+    contents = [judged_keys(run) for run in runs]
     if len(set(contents)) == 1:
         if len({run.records.header.dataset.hash for run in runs}) > 1:
             return [("The runs' data hashes differ, but they evaluated the same examples (only the splits "
@@ -167,7 +172,7 @@ def _data_notes(runs: list[LoadedRun]) -> list[str]:
 
 def restricted_to_common(runs: list[LoadedRun]) -> tuple[list[LoadedRun], int]:
     """The runs cut down to the examples every one of them judged (summaries recomputed), and how many that is."""
-    keys = [frozenset(example_key(r.example) for r in run.records.results) for run in runs]
+    keys = [judged_keys(run) for run in runs]
     shared = frozenset.intersection(*keys) if keys else frozenset()
     if not shared:
         raise ValueError("the runs have no example in common: nothing to compare on the same data")
