@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from groundjudge.report import LEADERBOARD_COLUMNS, Comparison, format_cell, leaderboard, ranked
+from groundjudge.summary import latency_without_cache
 
 HOW_TO_READ = (
     "Balanced accuracy and macro-F1 weigh grounded and ungrounded answers equally; the bracket is a bootstrap "
@@ -126,7 +127,7 @@ def fallback_cascade(comparison: Comparison) -> list[dict[str, Any]]:
             c = comparison.judges[key]["cascade"]
             local, change = c.get("local_balanced_accuracy"), c.get("balanced_accuracy_change")
             stats = comparison.judges[key]
-            uncached = stats.get("latency_s_uncached", stats["latency_s"])
+            uncached = latency_without_cache(stats)
             rows.append([comparison.labels[key], f"{c['escalation_rate']:.2f}", f"{c['cost_usd']:.4f}",
                          f"{c['cost_usd_all_llm_estimate']:.4f}", f"{c['cost_saved_usd_estimate']:.4f}",
                          "-" if local is None else f"{local:.3f}", "-" if change is None else f"{change:+.3f}",

@@ -59,6 +59,12 @@ def _uncached_latency(results: list[ResultRecord]) -> dict[str, Any]:
         r.result.latency_s + sum(c.source_latency_s or 0.0 for c in r.result.calls if c.cached) for r in results])}
 
 
+def latency_without_cache(stats: dict[str, Any]) -> dict[str, Any]:
+    """A judge summary's latency statistics had every LLM call been made: ``latency_s_uncached`` when some
+    replies came from the cache, otherwise the measured ``latency_s``."""
+    return stats.get("latency_s_uncached") or stats["latency_s"]
+
+
 def predicted_error_types(record: ResultRecord) -> list[str]:
     """Error types the judge gave to the claims of one answer."""
     return [c.error_type for c in record.result.verdict.claims if c.error_type]

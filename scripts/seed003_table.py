@@ -30,6 +30,7 @@ from rich.table import Table
 
 from groundjudge.records import find_records
 from groundjudge.report import Comparison, compare, per_response
+from groundjudge.summary import latency_without_cache
 from groundjudge.tables import TextTable, markdown_document
 from groundjudge.types import RunHeader
 
@@ -196,7 +197,7 @@ def our_rows(comparison: Comparison) -> list[dict[str, Any]]:
             "macro_f1": stats.get("macro_f1"), "accuracy": stats.get("accuracy"),
             "balanced_accuracy": stats.get("balanced_accuracy"),
             # replies reused from the call cache count with their original latency
-            "latency_mean_s": (stats.get("latency_s_uncached") or stats["latency_s"])["mean"],
+            "latency_mean_s": latency_without_cache(stats)["mean"],
             "usd_per_response": per_response(stats)[0] / 1000,
         })
     return rows
