@@ -36,7 +36,7 @@ for name in ${SETS:-truthfulqa halueval nli_unseen legal_qa summedits contractnl
     [direct]="direct:$LLM"
     [claims]="claims:$LLM,threshold=1.0"
     [cascade]="cascade:local=$local,llm=claims:$INNER;threshold=1.0,band=$range"
-    [triplets]="triplets:$LLM,threshold=0.5"
+    [triplets]="triplets:$LLM"
     [error_types]="error_types:$LLM,threshold=1.0"
   )
   judges=${JUDGES:-direct claims cascade}

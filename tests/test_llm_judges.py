@@ -97,6 +97,20 @@ def test_failed_facts_extraction_is_not_trusted(llm_server, facts, verified_agai
         assert "<evidence>" not in prompt and "<fact_1>" not in prompt and context in prompt
 
 
+def test_triplet_evidence_is_bounded_in_the_schema_not_in_parsing(llm_server):
+    """The check's schema caps a quote for constrained decoders; a longer quote from a free-running model is kept."""
+    judge, _ = build_judge(llm(llm_server, "triplets"), service=LLMService())
+    context = "Clause 0. Rent of 100 crowns is due on day 1 of each month. " * 20
+    checks = {"checks": [{"triplet": 1, "verdict": "entailment", "evidence": context.strip()}]}
+    llm_server.push(Reply(content=json.dumps({"triplets": [["Rent", "is due on", "day 1"]]})),
+                    Reply(content=json.dumps(checks)))
+    result = asyncio.run(judge.judge(Example(id="e", context=[context], answer="Rent is due on day 1.")))
+    schema = llm_server.requests[1].body["response_format"]["json_schema"]["schema"]
+    evidence = schema["$defs"]["TripletCheck"]["properties"]["evidence"]
+    assert evidence["maxLength"] == 300 < len(context.strip())
+    assert result.verdict.label == "grounded" and result.verdict.claims[0].evidence.text == context.strip()
+
+
 def test_selfcheck_needs_a_question(llm_server):
     judge, _ = build_judge(llm(llm_server, "selfcheck"), service=LLMService())
     verdict = asyncio.run(judge.judge(Example(id="e", context=["x"], answer="y."))).verdict

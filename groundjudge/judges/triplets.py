@@ -26,12 +26,18 @@ class TripletList(BaseModel):
     triplets: list[list[str]]
 
 
+EVIDENCE_MAX_CHARS = 300
+"""Schema bound on a check's quoted evidence. A constrained decoder (llama.cpp, vLLM) stops the quote there; without it
+a small model copies whole sections and runs out of output tokens before closing the JSON. Not validated, so an API
+model's longer quote is kept."""
+
+
 class TripletCheck(BaseModel):
     """One entry of the ``triplets_check`` reply."""
 
     triplet: int = Field(ge=1)
     verdict: Literal["entailment", "contradiction", "neutral"]
-    evidence: str = ""
+    evidence: str = Field("", json_schema_extra={"maxLength": EVIDENCE_MAX_CHARS})
 
 
 LABELS = {"entailment": "supported", "contradiction": "contradicted", "neutral": "unverifiable"}
