@@ -6,19 +6,33 @@ was fitted on), so the choice never looks at the evaluation part the cascade is 
 the interval around that judge's fitted threshold holding the ``--escalate`` share of dev scores nearest
 to it: answers whose score falls in it go to the LLM, so about that share is escalated.
 
+The band is chosen without an LLM call, so it cannot tell whether the LLM is any better than the local
+judge on the answers it would escalate (on HaluEval it was worse, and the cascade lost to quip alone).
+``--probe N --llm SPEC`` checks that for the price of N LLM-judged answers: it judges N labelled dev answers
+from inside the band with the LLM judge, and prints how many each judge got right, with McNemar's p.
+
     python scripts/cascade_local.py results/local/truthfulqa [--escalate 0.4]
     # prints: SPEC THRESHOLD LO-HI DEV_BALANCED_ACCURACY
+    python scripts/cascade_local.py results/local/halueval --probe 30 --llm "claims:model=openai/qwen,api_base=..."
+    # adds: PROBE_N LLM_RIGHT LOCAL_RIGHT MCNEMAR_P (and a verdict on stderr)
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
+import random
+import sys
 from pathlib import Path
 
+from rich.progress import track
 from sklearn.metrics import balanced_accuracy_score
 
+from groundjudge.judges import build_judge
+from groundjudge.metrics import mcnemar_p
 from groundjudge.records import find_records, read_records
+from groundjudge.types import Example
 
 CANDIDATES = ("quip", "cosine")
 """Local judges that run with no trained model: the cascade must not depend on weights that are not committed."""
@@ -49,14 +63,55 @@ def choose(run_dir: Path, escalate: float) -> tuple[str, float, float, float, fl
     return best
 
 
+def in_band(run_dir: Path, spec: str, low: float, high: float) -> list[tuple[Example, float]]:
+    """The labelled dev answers the cascade would escalate, with the local judge's score."""
+    dev = read_records(find_records(run_dir, "calibration.jsonl")).results
+    return [(r.example, r.result.verdict.score) for r in dev
+            if r.judge == spec and r.example.label and r.result.verdict.score is not None
+            and low <= r.result.verdict.score <= high]
+
+
+def probe(run_dir: Path, spec: str, threshold: float, low: float, high: float, llm_spec: str, n: int,
+          seed: int = 0) -> tuple[int, int, int, float]:
+    """(answers probed, LLM right, local right, McNemar p) on n seeded dev answers from inside the band.
+
+    An LLM abstention counts as wrong, as it does in every groundjudge score."""
+    pool = in_band(run_dir, spec, low, high)
+    if not pool:
+        raise SystemExit(f"{run_dir}: no labelled dev answers of {spec} inside {low:.6f}-{high:.6f}")
+    sample = random.Random(seed).sample(pool, min(n, len(pool)))
+    judge, _ = build_judge(llm_spec)
+
+    async def judge_all() -> list[bool]:
+        return [(await judge.judge(example)).verdict.label == example.label
+                for example, _ in track(sample, description="probing the band", transient=True)]
+
+    llm_right = asyncio.run(judge_all())
+    local_right = [(score >= threshold) == (example.label == "grounded") for example, score in sample]
+    return len(sample), sum(llm_right), sum(local_right), mcnemar_p(llm_right, local_right)
+
+
 def main() -> None:
-    """Print the choice for one set."""
+    """Print the choice for one set, and with --probe the LLM-against-local check of its band."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("run_dir", type=Path)
     parser.add_argument("--escalate", type=float, default=0.4, help="share of dev answers inside the band")
+    parser.add_argument("--probe", type=int, default=0, metavar="N",
+                        help="judge N labelled dev answers inside the band with --llm and compare (N LLM-judged answers)")
+    parser.add_argument("--llm", help="the cascade's LLM judge spec, for --probe")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the probe's sample")
     args = parser.parse_args()
+    if args.probe and not args.llm:
+        parser.error("--probe needs --llm SPEC")
     spec, threshold, low, high, accuracy = choose(args.run_dir, args.escalate)
-    print(f"{spec} {threshold:.6f} {low:.6f}-{high:.6f} {accuracy:.4f}")
+    line = f"{spec} {threshold:.6f} {low:.6f}-{high:.6f} {accuracy:.4f}"
+    if args.probe:
+        n, llm, local, p = probe(args.run_dir, spec, threshold, low, high, args.llm, args.probe, args.seed)
+        line += f" {n} {llm} {local} {p:.4g}"
+        better = "helps" if llm > local else "does not help"
+        print(f"probe: on {n} dev answers inside the band the LLM judge is right on {llm}, {spec} on {local} "
+              f"(McNemar p = {p:.3g}): escalating them {better}", file=sys.stderr)
+    print(line)
 
 
 if __name__ == "__main__":
