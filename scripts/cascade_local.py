@@ -9,7 +9,8 @@ to it: answers whose score falls in it go to the LLM, so about that share is esc
 The band is chosen without an LLM call, so it cannot tell whether the LLM is any better than the local
 judge on the answers it would escalate (on HaluEval it was worse, and the cascade lost to quip alone).
 ``--probe N --llm SPEC`` checks that for the price of N LLM-judged answers: it judges N labelled dev answers
-from inside the band with the LLM judge, and prints how many each judge got right, with McNemar's p.
+from inside the band with the LLM judge (``groundjudge run`` into ``--out``, default RUN_DIR/probe: records and
+summary as for any run), and prints how many each judge got right, with McNemar's p.
 
     python scripts/cascade_local.py results/local/truthfulqa [--escalate 0.4]
     # prints: SPEC THRESHOLD LO-HI DEV_BALANCED_ACCURACY
@@ -20,16 +21,14 @@ from inside the band with the LLM judge, and prints how many each judge got righ
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import random
+import subprocess
 import sys
 from pathlib import Path
 
-from rich.progress import track
 from sklearn.metrics import balanced_accuracy_score
 
-from groundjudge.judges import build_judge
 from groundjudge.metrics import mcnemar_p
 from groundjudge.records import find_records, read_records
 from groundjudge.types import Example
@@ -72,22 +71,25 @@ def in_band(run_dir: Path, spec: str, low: float, high: float) -> list[tuple[Exa
 
 
 def probe(run_dir: Path, spec: str, threshold: float, low: float, high: float, llm_spec: str, n: int,
-          seed: int = 0) -> tuple[int, int, int, float]:
+          out: Path, seed: int = 0) -> tuple[int, int, int, float]:
     """(answers probed, LLM right, local right, McNemar p) on n seeded dev answers from inside the band.
 
-    An LLM abstention counts as wrong, as it does in every groundjudge score."""
+    The sample is written to ``out/probe.jsonl`` and judged by ``groundjudge run`` into ``out`` (records, summary,
+    call cache), so the probe is a run like any other. An LLM abstention counts as wrong, as in every score."""
     pool = in_band(run_dir, spec, low, high)
     if not pool:
         raise SystemExit(f"{run_dir}: no labelled dev answers of {spec} inside {low:.6f}-{high:.6f}")
     sample = random.Random(seed).sample(pool, min(n, len(pool)))
-    judge, _ = build_judge(llm_spec)
-
-    async def judge_all() -> list[bool]:
-        return [(await judge.judge(example)).verdict.label == example.label
-                for example, _ in track(sample, description="probing the band", transient=True)]
-
-    llm_right = asyncio.run(judge_all())
-    local_right = [(score >= threshold) == (example.label == "grounded") for example, score in sample]
+    out.mkdir(parents=True, exist_ok=True)
+    data = out / "probe.jsonl"
+    data.write_text("".join(json.dumps(e.model_dump(mode="json") | {"split": None}) + "\n" for e, _ in sample),
+                    encoding="utf-8")
+    command = [sys.executable, "-m", "groundjudge.cli", "run", str(data), "--judge", llm_spec, "--dev-fraction", "0",
+               "--concurrency", "1", "--out", str(out), "--resume", "--quiet"]
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+    verdicts = {r.example.id: r.result.verdict.label for r in read_records(find_records(out, "records.jsonl")).results}
+    llm_right = [verdicts.get(e.id) == e.label for e, _ in sample]
+    local_right = [(score >= threshold) == (e.label == "grounded") for e, score in sample]
     return len(sample), sum(llm_right), sum(local_right), mcnemar_p(llm_right, local_right)
 
 
@@ -99,6 +101,7 @@ def main() -> None:
     parser.add_argument("--probe", type=int, default=0, metavar="N",
                         help="judge N labelled dev answers inside the band with --llm and compare (N LLM-judged answers)")
     parser.add_argument("--llm", help="the cascade's LLM judge spec, for --probe")
+    parser.add_argument("--out", type=Path, help="the probe's run directory (default: RUN_DIR/probe)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the probe's sample")
     args = parser.parse_args()
     if args.probe and not args.llm:
@@ -106,7 +109,8 @@ def main() -> None:
     spec, threshold, low, high, accuracy = choose(args.run_dir, args.escalate)
     line = f"{spec} {threshold:.6f} {low:.6f}-{high:.6f} {accuracy:.4f}"
     if args.probe:
-        n, llm, local, p = probe(args.run_dir, spec, threshold, low, high, args.llm, args.probe, args.seed)
+        n, llm, local, p = probe(args.run_dir, spec, threshold, low, high, args.llm, args.probe,
+                                 args.out or args.run_dir / "probe", args.seed)
         line += f" {n} {llm} {local} {p:.4g}"
         better = "helps" if llm > local else "does not help"
         print(f"probe: on {n} dev answers inside the band the LLM judge is right on {llm}, {spec} on {local} "
