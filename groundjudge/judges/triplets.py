@@ -27,9 +27,9 @@ class TripletList(BaseModel):
 
 
 EVIDENCE_MAX_CHARS = 300
-"""Schema bound on a check's quoted evidence. A constrained decoder (llama.cpp, vLLM) stops the quote there; without it
-a small model copies whole sections and runs out of output tokens before closing the JSON. Not validated, so an API
-model's longer quote is kept."""
+"""Schema bound on a check's quoted evidence. A grammar-constrained decoder (llama.cpp's) stops the quote there; without
+it a small model copies whole sections and runs out of output tokens before closing the JSON. Not validated, so an
+API model's longer quote is kept."""
 
 
 class TripletCheck(BaseModel):
