@@ -37,17 +37,22 @@ CANDIDATES = ("quip", "cosine")
 """Local judges that run with no trained model: the cascade must not depend on weights that are not committed."""
 
 
+def dev_scores(run_dir: Path, spec: str) -> list[tuple[Example, float]]:
+    """The labelled dev answers the judge ``spec`` scored (its threshold was fitted on them), with their scores."""
+    dev = read_records(find_records(run_dir, "calibration.jsonl")).results
+    return [(r.example, r.result.verdict.score) for r in dev
+            if r.judge == spec and r.example.label and r.result.verdict.score is not None]
+
+
 def choose(run_dir: Path, escalate: float) -> tuple[str, float, float, float, float]:
     """(spec, threshold, band low, band high, dev balanced accuracy) of the best model-free local judge."""
     summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
-    dev = read_records(find_records(run_dir, "calibration.jsonl")).results
     best: tuple[str, float, float, float, float] | None = None
     for spec, row in summary["judges"].items():
         if spec.split(":")[0] not in CANDIDATES or row.get("threshold") is None:
             continue
         threshold = float(row["threshold"])
-        scored = [(r.result.verdict.score, r.example.label) for r in dev
-                  if r.judge == spec and r.example.label and r.result.verdict.score is not None]
+        scored = [(score, example.label) for example, score in dev_scores(run_dir, spec)]
         if not scored:
             continue
         gold = [label == "grounded" for _, label in scored]
@@ -62,21 +67,13 @@ def choose(run_dir: Path, escalate: float) -> tuple[str, float, float, float, fl
     return best
 
 
-def in_band(run_dir: Path, spec: str, low: float, high: float) -> list[tuple[Example, float]]:
-    """The labelled dev answers the cascade would escalate, with the local judge's score."""
-    dev = read_records(find_records(run_dir, "calibration.jsonl")).results
-    return [(r.example, r.result.verdict.score) for r in dev
-            if r.judge == spec and r.example.label and r.result.verdict.score is not None
-            and low <= r.result.verdict.score <= high]
-
-
 def probe(run_dir: Path, spec: str, threshold: float, low: float, high: float, llm_spec: str, n: int,
           out: Path, seed: int = 0) -> tuple[int, int, int, float]:
     """(answers probed, LLM right, local right, McNemar p) on n seeded dev answers from inside the band.
 
     The sample is written to ``out/probe.jsonl`` and judged by ``groundjudge run`` into ``out`` (records, summary,
     call cache), so the probe is a run like any other. An LLM abstention counts as wrong, as in every score."""
-    pool = in_band(run_dir, spec, low, high)
+    pool = [(example, score) for example, score in dev_scores(run_dir, spec) if low <= score <= high]
     if not pool:
         raise SystemExit(f"{run_dir}: no labelled dev answers of {spec} inside {low:.6f}-{high:.6f}")
     sample = random.Random(seed).sample(pool, min(n, len(pool)))

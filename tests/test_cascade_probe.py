@@ -16,8 +16,9 @@ def test_probe_judges_dev_answers_inside_the_band_with_the_llm(llm_server, tmp_p
     run = tmp_path / "local"
     cli("run", str(data), "--judge", "quip:n=8", "--dev-fraction", "0.6", "--out", str(run), "--quiet")
     llm = f"direct:model=openai/gpt-4o-mini,api_base={llm_server.openai_base},timeout=5"
-    result = subprocess.run([sys.executable, "scripts/cascade_local.py", str(run), "--escalate", "0.5",
-                             "--probe", "4", "--llm", llm, "--out", str(tmp_path / "probe")], capture_output=True, text=True, cwd=ROOT, timeout=300,
+    command = [sys.executable, "scripts/cascade_local.py", str(run), "--escalate", "0.5",
+               "--probe", "4", "--llm", llm, "--out", str(tmp_path / "probe")]
+    result = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=300,
                             env={**os.environ, "GROUNDJUDGE_CACHE_DIR": str(tmp_path / "cache")})
     assert result.returncode == 0, result.stderr
     spec, threshold, band, _, n, llm_right, local_right, p = result.stdout.split()
