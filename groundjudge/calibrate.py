@@ -13,9 +13,13 @@ from groundjudge.types import Calibration, Example, RunHeader
 
 
 def needs_calibration(task: JudgeTask, user_settings: dict[str, str]) -> bool:
-    """A judge with a threshold the user did not set explicitly."""
+    """A judge whose threshold decides its verdicts and that the user did not set explicitly.
+
+    A judge whose settings leave the threshold unused (``uses_threshold`` false: the triplets judge's strict and
+    majority rules) is not calibrated, so no dev example is judged for nothing.
+    """
     return dataclasses.is_dataclass(task.judge) and hasattr(task.judge, "threshold") \
-        and "threshold" not in user_settings
+        and getattr(task.judge, "uses_threshold", True) and "threshold" not in user_settings
 
 
 def calibrate(tasks: Sequence[JudgeTask], dev: Sequence[Example], source: str, header: RunHeader,

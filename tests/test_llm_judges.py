@@ -111,6 +111,21 @@ def test_triplet_evidence_is_bounded_in_the_schema_not_in_parsing(llm_server):
     assert result.verdict.label == "grounded" and result.verdict.claims[0].evidence.text == context.strip()
 
 
+@pytest.mark.parametrize("aggregation,calibrated", [("strict", False), ("majority", False), ("soft", True)])
+def test_triplets_are_calibrated_only_when_their_rule_uses_the_threshold(llm_server, data, tmp_path, aggregation,
+                                                                         calibrated):
+    """Strict and majority triplets never read the threshold, so no dev answer is sent to the LLM for them."""
+    spec = llm(llm_server, "triplets", f"aggregation={aggregation}")
+    out = tmp_path / "run"
+    cli("run", str(data), "--judge", spec, "--out", str(out), "--quiet", "--dev-fraction", "0.5", "--split", "test")
+    records = read_records(out / "records.jsonl")
+    assert (records.header.judges[0].calibration is not None) == calibrated
+    assert (out / "calibration.jsonl").exists() == calibrated
+    evaluated_calls = sum(len(r.result.calls) for r in records.results)
+    assert 0 < len(records.results) < 12
+    assert (len(llm_server.requests) > evaluated_calls) == calibrated
+
+
 def test_selfcheck_needs_a_question(llm_server):
     judge, _ = build_judge(llm(llm_server, "selfcheck"), service=LLMService())
     verdict = asyncio.run(judge.judge(Example(id="e", context=["x"], answer="y."))).verdict

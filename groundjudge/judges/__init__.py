@@ -3,7 +3,8 @@
 A judge is a frozen dataclass of its settings with ``async def judge(example)
 -> JudgeResult``; nothing about an example is stored on it, so one judge serves
 many examples at once. Score-based judges also expose ``threshold`` and are
-calibrated by replacing it (``dataclasses.replace``).
+calibrated by replacing it (``dataclasses.replace``); one whose settings can leave
+the threshold unused says so with a ``uses_threshold`` property.
 """
 
 from __future__ import annotations

@@ -52,6 +52,11 @@ class TripletsJudge(LLMJudgeSettings):
     aggregation: Literal["strict", "soft", "majority"] = "strict"
     threshold: float = 0.5
 
+    @property
+    def uses_threshold(self) -> bool:
+        """Only the soft rule compares with the threshold; strict and majority need no calibration."""
+        return self.aggregation == "soft"
+
     async def _chain(self, example: Example, calls: list[LLMCall]) -> tuple[ClaimVerdict, ...] | str:
         extracted = await self.llm.complete(self.llm_settings(), "triplets_extract",
                                             {"question": example.question, "answer": example.answer},
