@@ -145,7 +145,9 @@ def summarize(records: RunRecords, n_boot: int = 1000) -> dict[str, Any]:
     for spec in header.judges:
         if spec.calibration is not None:
             thresholds[spec.spec] = spec.calibration.model_dump()
-        elif "threshold" in spec.settings:
+        elif "threshold" in spec.settings and any(r.result.verdict.threshold is not None
+                                                  for r in by_judge.get(spec.spec, [])):
+            # a judge whose rule never reads its threshold setting (strict triplets) leaves it off every verdict
             thresholds[spec.spec] = {"threshold": spec.settings["threshold"], "source": "setting"}
     judges = {spec: _judge_summary(spec, results, thresholds.get(spec), n_boot)
               for spec, results in by_judge.items()}

@@ -124,6 +124,9 @@ def test_triplets_are_calibrated_only_when_their_rule_uses_the_threshold(llm_ser
     evaluated_calls = sum(len(r.result.calls) for r in records.results)
     assert 0 < len(records.results) < 12
     assert (len(llm_server.requests) > evaluated_calls) == calibrated
+    # the summary shows a threshold only for the rule that reads one
+    summary = json.loads((out / "summary.json").read_text())["judges"][spec]
+    assert (summary["threshold"] is not None) == calibrated
 
 
 def test_selfcheck_needs_a_question(llm_server):
