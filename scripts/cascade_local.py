@@ -31,20 +31,24 @@ from sklearn.metrics import balanced_accuracy_score
 
 from groundjudge.metrics import mcnemar_p
 from groundjudge.records import find_records, read_records
-from groundjudge.types import Example
+from groundjudge.types import Example, ResultRecord
 
 CANDIDATES = ("quip", "cosine")
 """Local judges that run with no trained model: the cascade must not depend on weights that are not committed."""
 
 
-def dev_scores(run_dir: Path, spec: str) -> list[tuple[Example, float]]:
+def dev_records(run_dir: Path) -> list[ResultRecord]:
+    """The run's dev verdicts (``calibration.jsonl``, plain or gzipped): what every threshold was fitted on."""
+    return read_records(find_records(run_dir, "calibration.jsonl")).results
+
+
+def dev_scores(dev: list[ResultRecord], spec: str) -> list[tuple[Example, float]]:
     """The labelled dev answers the judge ``spec`` scored (its threshold was fitted on them), with their scores."""
-    dev = read_records(find_records(run_dir, "calibration.jsonl")).results
     return [(r.example, r.result.verdict.score) for r in dev
             if r.judge == spec and r.example.label and r.result.verdict.score is not None]
 
 
-def choose(run_dir: Path, escalate: float) -> tuple[str, float, float, float, float]:
+def choose(run_dir: Path, dev: list[ResultRecord], escalate: float) -> tuple[str, float, float, float, float]:
     """(spec, threshold, band low, band high, dev balanced accuracy) of the best model-free local judge."""
     summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
     best: tuple[str, float, float, float, float] | None = None
@@ -52,7 +56,7 @@ def choose(run_dir: Path, escalate: float) -> tuple[str, float, float, float, fl
         if spec.split(":")[0] not in CANDIDATES or row.get("threshold") is None:
             continue
         threshold = float(row["threshold"])
-        scored = [(score, example.label) for example, score in dev_scores(run_dir, spec)]
+        scored = [(score, example.label) for example, score in dev_scores(dev, spec)]
         if not scored:
             continue
         gold = [label == "grounded" for _, label in scored]
@@ -67,15 +71,15 @@ def choose(run_dir: Path, escalate: float) -> tuple[str, float, float, float, fl
     return best
 
 
-def probe(run_dir: Path, spec: str, threshold: float, low: float, high: float, llm_spec: str, n: int,
+def probe(dev: list[ResultRecord], spec: str, threshold: float, low: float, high: float, llm_spec: str, n: int,
           out: Path, seed: int = 0) -> tuple[int, int, int, float]:
     """(answers probed, LLM right, local right, McNemar p) on n seeded dev answers from inside the band.
 
     The sample is written to ``out/probe.jsonl`` and judged by ``groundjudge run`` into ``out`` (records, summary,
     call cache), so the probe is a run like any other. An LLM abstention counts as wrong, as in every score."""
-    pool = [(example, score) for example, score in dev_scores(run_dir, spec) if low <= score <= high]
+    pool = [(example, score) for example, score in dev_scores(dev, spec) if low <= score <= high]
     if not pool:
-        raise SystemExit(f"{run_dir}: no labelled dev answers of {spec} inside {low:.6f}-{high:.6f}")
+        raise SystemExit(f"no labelled dev answers of {spec} inside {low:.6f}-{high:.6f}")
     sample = random.Random(seed).sample(pool, min(n, len(pool)))
     out.mkdir(parents=True, exist_ok=True)
     data = out / "probe.jsonl"
@@ -103,10 +107,11 @@ def main() -> None:
     args = parser.parse_args()
     if args.probe and not args.llm:
         parser.error("--probe needs --llm SPEC")
-    spec, threshold, low, high, accuracy = choose(args.run_dir, args.escalate)
+    dev = dev_records(args.run_dir)
+    spec, threshold, low, high, accuracy = choose(args.run_dir, dev, args.escalate)
     line = f"{spec} {threshold:.6f} {low:.6f}-{high:.6f} {accuracy:.4f}"
     if args.probe:
-        n, llm, local, p = probe(args.run_dir, spec, threshold, low, high, args.llm, args.probe,
+        n, llm, local, p = probe(dev, spec, threshold, low, high, args.llm, args.probe,
                                  args.out or args.run_dir / "probe", args.seed)
         line += f" {n} {llm} {local} {p:.4g}"
         better = "helps" if llm > local else "does not help"
