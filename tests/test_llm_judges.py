@@ -97,6 +97,23 @@ def test_failed_facts_extraction_is_not_trusted(llm_server, facts, verified_agai
         assert "<evidence>" not in prompt and "<fact_1>" not in prompt and context in prompt
 
 
+def test_unparsable_facts_reply_falls_back_to_the_documents(llm_server):
+    """A facts reply that never parses (both attempts) must not make the answer abstain: the claims are verified
+    against the documents, as for a placeholder list."""
+    judge, _ = build_judge(llm(llm_server, "claims"), service=LLMService())
+    verdict = json.dumps({"verdicts": [{"claim": 1, "verdict": "contradicted", "evidence": "", "reason": ""}]})
+    looping = '{"facts": ["Rent is due.", "Rent is due.", "Rent is due.", "Rent is'
+    llm_server.push(Reply(content=json.dumps({"claims": ["Rent is due on day 9."]})),
+                    Reply(content=looping), Reply(content=looping), Reply(content=verdict))
+    context = "Rent of 100 crowns is due on day 1 of each month."
+    result = asyncio.run(judge.judge(Example(id="e", context=[context], answer="Rent is due on day 9.")))
+    assert result.verdict.label == "ungrounded" and result.verdict.claims[0].label == "contradicted"
+    assert [c.template for c in result.calls] == ["claims_extract", "facts_extract", "facts_extract", "claims_verify"]
+    assert all(c.error for c in result.calls[1:3])
+    prompt = llm_server.requests[-1].text
+    assert "<evidence>" not in prompt and context in prompt
+
+
 def test_triplet_evidence_is_bounded_in_the_schema_not_in_parsing(llm_server):
     """The check's schema caps a quote for constrained decoders; a longer quote from a free-running model is kept."""
     judge, _ = build_judge(llm(llm_server, "triplets"), service=LLMService())
