@@ -76,9 +76,12 @@ def content_words(text: str) -> set[str]:
     return {w for w in normalize(text).split() if len(w) > 3 or w.isdigit()}
 
 
-def usable_facts(facts: list[str], context: tuple[str, ...], min_coverage: float) -> list[str] | None:
-    """The extracted facts without placeholders, or None when they carry under ``min_coverage`` of the documents'
-    content words — a failed extraction, which must not stand in for the documents."""
+def usable_facts(facts: list[str] | None, context: tuple[str, ...], min_coverage: float) -> list[str] | None:
+    """The extracted facts without placeholders, or None for a failed extraction, which must not stand in for the
+    documents: a reply that did not parse (``facts`` None; a small model repeating itself to the token limit on a
+    long document), or facts carrying under ``min_coverage`` of the documents' content words."""
+    if facts is None:
+        return None
     kept = [f for f in facts if not PLACEHOLDER.fullmatch(f)]
     wanted = content_words(" ".join(context))
     if not kept or (wanted and len(wanted & content_words(" ".join(kept))) / len(wanted) < min_coverage):
@@ -183,12 +186,8 @@ class ClaimsJudge(LLMJudgeSettings):
             return "no_claims"
         facts = None
         if self.against == "facts":
-            facts = await self.extract_facts(example, calls)
-            # an unparsable facts reply (a small model repeating itself to the token limit on a long document) is
-            # a failed extraction like a placeholder list: verify against the documents rather than abstain on
-            # every answer that shares them
-            if facts is not None:
-                facts = usable_facts(facts, example.context, self.min_fact_coverage)   # None: use the documents
+            # None: a failed extraction; verify against the documents rather than abstain on every answer sharing them
+            facts = usable_facts(await self.extract_facts(example, calls), example.context, self.min_fact_coverage)
         checks = await self.verify(example, claims, facts, calls)
         if checks is None:
             return "parse_failure"
