@@ -128,6 +128,33 @@ def test_triplet_evidence_is_bounded_in_the_schema_not_in_parsing(llm_server):
     assert result.verdict.label == "grounded" and result.verdict.claims[0].evidence.text == context.strip()
 
 
+def test_placeholder_triplets_copied_from_the_reply_example_are_not_checked(llm_server):
+    """The 1.5B model echoed ``["<subject>", "<predicate>", "<object>"]`` before the real triplets on 30% of
+    TruthfulQA answers; checked, it came back "neutral" and failed every such answer under the strict rule."""
+    judge, _ = build_judge(llm(llm_server, "triplets"), service=LLMService())
+    extracted = {"triplets": [["<subject>", "<predicate>", "<object>"], ["Rent", "is due on", "day 1"],
+                              ["Rent", "", "late"], ["...", "is", "[object]"]]}
+    checks = {"checks": [{"triplet": 1, "verdict": "entailment", "evidence": "Rent is due on day 1."}]}
+    llm_server.push(Reply(content=json.dumps(extracted)), Reply(content=json.dumps(checks)))
+    context = "Rent is due on day 1."
+    result = asyncio.run(judge.judge(Example(id="e", context=[context], answer="Rent is due on day 1.")))
+    assert result.verdict.label == "grounded" and [c.claim.text for c in result.verdict.claims] == [
+        "Rent | is due on | day 1"]
+    prompt = llm_server.requests[-1].text
+    assert "1. (Rent | is due on | day 1)" in prompt and "<subject>" not in prompt and "2. (" not in prompt
+
+
+def test_placeholder_only_extraction_abstains_without_a_check_call(llm_server):
+    for name, reply in (("claims", {"claims": ["<claim>", "..."]}),
+                        ("triplets", {"triplets": [["<subject>", "<predicate>", "<object>"]]})):
+        judge, _ = build_judge(llm(llm_server, name, "against=context" if name == "claims" else ""),
+                               service=LLMService())
+        llm_server.push(Reply(content=json.dumps(reply)))
+        result = asyncio.run(judge.judge(Example(id="e", context=["Rent is due on day 1."], answer="It is.")))
+        assert result.verdict.label == "abstain" and result.verdict.abstain_reason == "no_claims"
+        assert len(result.calls) == 1
+
+
 @pytest.mark.parametrize("aggregation,calibrated", [("strict", False), ("majority", False), ("soft", True)])
 def test_triplets_are_calibrated_only_when_their_rule_uses_the_threshold(llm_server, data, tmp_path, aggregation,
                                                                          calibrated):

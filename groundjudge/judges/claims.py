@@ -71,6 +71,11 @@ PLACEHOLDER = re.compile(r"\s*(?:<[^<>]*>|\[[^\[\]]*\]|\.\.\.|…)?\s*")
 """A reply item that is a template placeholder (``<fact_1>``, ``[fact]``, ``...``) or empty, not a fact."""
 
 
+def is_placeholder(item: str) -> bool:
+    """Whether a reply item is the reply example's placeholder (a small model copies it) or empty: no content."""
+    return PLACEHOLDER.fullmatch(item) is not None
+
+
 def content_words(text: str) -> set[str]:
     """The normalised words of more than three characters (numbers of any length): what a fact list must carry."""
     return {w for w in normalize(text).split() if len(w) > 3 or w.isdigit()}
@@ -82,7 +87,7 @@ def usable_facts(facts: list[str] | None, context: tuple[str, ...], min_coverage
     long document), or facts carrying under ``min_coverage`` of the documents' content words."""
     if facts is None:
         return None
-    kept = [f for f in facts if not PLACEHOLDER.fullmatch(f)]
+    kept = [f for f in facts if not is_placeholder(f)]
     wanted = content_words(" ".join(context))
     if not kept or (wanted and len(wanted & content_words(" ".join(kept))) / len(wanted) < min_coverage):
         return None
@@ -139,10 +144,10 @@ class ClaimsJudge(LLMJudgeSettings):
     _facts: FactMemo = field(default_factory=FactMemo, init=False, repr=False, compare=False)
 
     async def extract_claims(self, example: Example, calls: list[LLMCall]) -> list[str] | None:
-        """The answer's atomic claims (None on a parse failure)."""
+        """The answer's atomic claims (None on a parse failure), without the reply example's placeholders."""
         parsed = await self.llm.complete(self.llm_settings(), "claims_extract",
                                          {"question": example.question, "answer": example.answer}, ClaimList, calls)
-        return None if parsed is None else [c.strip() for c in parsed.claims if c.strip()]
+        return None if parsed is None else [c.strip() for c in parsed.claims if not is_placeholder(c)]
 
     async def extract_facts(self, example: Example, calls: list[LLMCall]) -> list[str] | None:
         """The context's facts, extracted once per distinct context and model."""

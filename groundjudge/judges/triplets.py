@@ -13,7 +13,7 @@ from typing import ClassVar, Literal
 from pydantic import BaseModel, Field, create_model
 
 from groundjudge.judges import register
-from groundjudge.judges.claims import locate_evidence
+from groundjudge.judges.claims import is_placeholder, locate_evidence
 from groundjudge.judges.llm_judge import LLMJudgeSettings, abstain, provider_abstention
 from groundjudge.llm import ProviderError
 from groundjudge.text import sentences
@@ -63,7 +63,9 @@ class TripletsJudge(LLMJudgeSettings):
                                             TripletList, calls)
         if extracted is None:
             return "parse_failure"
-        triplets = [t[:3] for t in extracted.triplets if len(t) >= 3 and all(str(x).strip() for x in t[:3])]
+        # a triplet with an empty or placeholder part (``["<subject>", "<predicate>", "<object>"]``, the reply example a
+        # small model copies) asserts nothing: checking it would only add a "neutral" that fails a grounded answer
+        triplets = [t[:3] for t in extracted.triplets if len(t) >= 3 and not any(is_placeholder(x) for x in t[:3])]
         if not triplets:
             return "no_claims"
         reply_model = create_model(f"TripletChecks{len(triplets)}",
