@@ -128,20 +128,24 @@ def test_triplet_evidence_is_bounded_in_the_schema_not_in_parsing(llm_server):
     assert result.verdict.label == "grounded" and result.verdict.claims[0].evidence.text == context.strip()
 
 
-def test_placeholder_triplets_copied_from_the_reply_example_are_not_checked(llm_server):
+def test_placeholder_triplets_are_not_checked_and_objectless_ones_are(llm_server):
     """The 1.5B model echoed ``["<subject>", "<predicate>", "<object>"]`` before the real triplets on 30% of
-    TruthfulQA answers; checked, it came back "neutral" and failed every such answer under the strict rule."""
+    TruthfulQA answers; checked, it came back "neutral" and failed every such answer under the strict rule. A
+    statement without an object ("man | is outside") is still a statement."""
     judge, _ = build_judge(llm(llm_server, "triplets"), service=LLMService())
     extracted = {"triplets": [["<subject>", "<predicate>", "<object>"], ["Rent", "is due on", "day 1"],
-                              ["Rent", "", "late"], ["...", "is", "[object]"]]}
-    checks = {"checks": [{"triplet": 1, "verdict": "entailment", "evidence": "Rent is due on day 1."}]}
+                              ["Rent", "", "late"], ["...", "is", "[object]"], ["Rent", "is", "<object>"],
+                              ["Rent", "is payable", ""], ["Rent", "is owed"]]}
+    entailed = {"verdict": "entailment", "evidence": "Rent is due on day 1."}
+    checks = {"checks": [{"triplet": i, **entailed} for i in (1, 2, 3)]}
     llm_server.push(Reply(content=json.dumps(extracted)), Reply(content=json.dumps(checks)))
     context = "Rent is due on day 1."
     result = asyncio.run(judge.judge(Example(id="e", context=[context], answer="Rent is due on day 1.")))
     assert result.verdict.label == "grounded" and [c.claim.text for c in result.verdict.claims] == [
-        "Rent | is due on | day 1"]
+        "Rent | is due on | day 1", "Rent | is payable", "Rent | is owed"]
     prompt = llm_server.requests[-1].text
-    assert "1. (Rent | is due on | day 1)" in prompt and "<subject>" not in prompt and "2. (" not in prompt
+    assert "1. (Rent | is due on | day 1)\n2. (Rent | is payable)\n3. (Rent | is owed)" in prompt
+    assert "<" not in prompt.split("<triplets>")[1].split("</triplets>")[0] and "4. (" not in prompt
 
 
 def test_placeholder_only_extraction_abstains_without_a_check_call(llm_server):

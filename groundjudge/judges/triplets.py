@@ -43,6 +43,18 @@ class TripletCheck(BaseModel):
 LABELS = {"entailment": "supported", "contradiction": "contradicted", "neutral": "unverifiable"}
 
 
+def checkable(triplet: list[str]) -> list[str] | None:
+    """The extracted triplet as it is checked: (subject, predicate, object), or (subject, predicate) for a statement
+    without an object ("man | is outside"); None when it asserts nothing: an empty or placeholder subject or
+    predicate, or a placeholder object (``["<subject>", "<predicate>", "<object>"]`` is the reply example a small
+    model copies; checked, it comes back "neutral" and fails a grounded answer under the strict rule)."""
+    if len(triplet) < 2 or is_placeholder(triplet[0]) or is_placeholder(triplet[1]):
+        return None
+    if len(triplet) == 2 or not triplet[2].strip():
+        return triplet[:2]
+    return None if is_placeholder(triplet[2]) else triplet[:3]
+
+
 @register
 @dataclass(frozen=True)
 class TripletsJudge(LLMJudgeSettings):
@@ -63,9 +75,7 @@ class TripletsJudge(LLMJudgeSettings):
                                             TripletList, calls)
         if extracted is None:
             return "parse_failure"
-        # a triplet with an empty or placeholder part (``["<subject>", "<predicate>", "<object>"]``, the reply example a
-        # small model copies) asserts nothing: checking it would only add a "neutral" that fails a grounded answer
-        triplets = [t[:3] for t in extracted.triplets if len(t) >= 3 and not any(is_placeholder(x) for x in t[:3])]
+        triplets = [t for t in map(checkable, extracted.triplets) if t]
         if not triplets:
             return "no_claims"
         reply_model = create_model(f"TripletChecks{len(triplets)}",
