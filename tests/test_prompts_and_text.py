@@ -14,7 +14,7 @@ PINNED = {
     "claims_extract": "3463cf19121a0ec4", "claims_verify": "0a25b16dc1b08bac", "direct": "fb54248c5d1d655d",
     "error_types_classify": "414fe8ad47d97ff8", "facts_extract": "0b841e1090ae54e3", "lynx": "2cea1c1a30378dca",
     "selfcheck_compare": "d3bc86fc4ad5ec9e", "selfcheck_sample": "6e6e420d3fe1be9d",
-    "triplets_check": "9d598005985cad0c", "triplets_extract": "0ad39906da71d8f4",
+    "triplets_check": "223c0d15567c03d7", "triplets_extract": "0ad39906da71d8f4",
 }
 
 
