@@ -6,6 +6,7 @@ from collections import Counter
 from itertools import combinations
 from typing import Any
 
+from groundjudge.judges.error_types import taxonomy_names
 from groundjudge.metrics import bootstrap_ci, classification_metrics, latency_stats, mcnemar_p
 from groundjudge.records import RunRecords
 from groundjudge.types import ResultRecord
@@ -43,7 +44,7 @@ def _judge_summary(spec: str, results: list[ResultRecord], threshold: dict[str, 
         "llm_calls_cached": sum(c.cached for c in calls),
         "fallbacks": sum(r.result.verdict.path.startswith("fallback:") for r in results),
     })
-    summary.update(error_type_summary(labelled))
+    summary.update(error_type_summary(labelled, taxonomy_names(spec)))
     if spec.split(":")[0] == "cascade" and results:
         summary["cascade"] = cascade_summary(labelled or results)
     return summary
@@ -70,9 +71,11 @@ def predicted_error_types(record: ResultRecord) -> list[str]:
     return [c.error_type for c in record.result.verdict.claims if c.error_type]
 
 
-def error_type_summary(labelled: list[ResultRecord]) -> dict[str, Any]:
+def error_type_summary(labelled: list[ResultRecord], taxonomy: frozenset[str] | None = None) -> dict[str, Any]:
     """Per gold error type: how many ungrounded answers of that type the judge missed (table 4 style),
-    and, for judges that type errors, the types they gave and how often they match the gold type."""
+    and, for judges that type errors, the types they gave and how often they match the gold type. With the
+    judge's ``taxonomy`` known, the match is scored only on answers whose gold types come from it: gold types
+    of another scheme (SummEdits' edit kinds) cannot match and would read as a 0% match."""
     out: dict[str, Any] = {}
     typed = [r for r in labelled if r.example.label == "ungrounded" and r.example.error_types]
     if typed:
@@ -90,6 +93,11 @@ def error_type_summary(labelled: list[ResultRecord]) -> dict[str, Any]:
     if predicted:
         out["predicted_error_types"] = dict(predicted.most_common())
         scored = [r for r in typed if predicted_error_types(r)]
+        if taxonomy is not None:
+            outside = [r for r in scored if not set(r.example.error_types) & taxonomy]
+            scored = [r for r in scored if set(r.example.error_types) & taxonomy]
+            if outside:
+                out["error_type_gold_outside_taxonomy"] = len(outside)
         if scored:
             out["error_type_accuracy"] = sum(bool(set(predicted_error_types(r)) & set(r.example.error_types))
                                              for r in scored) / len(scored)

@@ -16,10 +16,12 @@ import pytest
 from conftest import ROOT, cli, qa_rows, write_jsonl
 
 from groundjudge.judges import build_judge
+from groundjudge.judges.error_types import taxonomy_names
 from groundjudge.llm import LLMService
 from groundjudge.records import read_records
+from groundjudge.summary import error_type_summary
 from groundjudge.testing.scripted_server import Reply
-from groundjudge.types import Example
+from groundjudge.types import Claim, ClaimVerdict, Example, JudgeResult, ResultRecord, Verdict
 
 
 def llm(server, name: str, extra: str = "") -> str:
@@ -57,6 +59,33 @@ def test_each_llm_judge_runs_from_the_cli_and_records_every_call(llm_server, dat
     if name in ("claims", "error_types") and "context" not in extra:
         facts_calls = [r for r in llm_server.requests if "facts stated in source documents" in r.text]
         assert len(facts_calls) == 6      # once per distinct context, shared by its two answers
+
+
+def typed_record(i: int, gold: tuple[str, ...], given: str) -> ResultRecord:
+    """An ungrounded answer with these gold error types whose one unsupported claim got the type ``given``."""
+    claim = ClaimVerdict(claim=Claim(text="c"), label="contradicted", error_type=given)
+    example = Example(id=f"t{i}", context=["doc"], answer="a", label="ungrounded", error_types=gold)
+    verdict = Verdict(example_id=example.id, label="ungrounded", claims=(claim,), path="llm:m")
+    return ResultRecord(judge="error_types", example=example, result=JudgeResult(verdict=verdict))
+
+
+def test_error_type_match_is_scored_only_on_gold_types_of_the_judges_taxonomy(tmp_path):
+    legal = [typed_record(0, ("Factual Inaccuracies",), "Factual Inaccuracies"),
+             typed_record(1, ("Misattributions",), "Factual Inaccuracies")]
+    edits = [typed_record(2 + i, ("antonym_swap",), "Factual Inaccuracies") for i in range(3)]
+    out = error_type_summary(legal + edits, taxonomy_names("error_types:model=m,threshold=1.0"))
+    assert out["error_type_accuracy"] == 0.5 and out["error_type_accuracy_n"] == 2
+    assert out["error_type_gold_outside_taxonomy"] == 3
+    # another scheme's gold types only (SummEdits' edit kinds): no match rate at all, not a 0% one
+    assert "error_type_accuracy" not in error_type_summary(edits, taxonomy_names("error_types:model=m"))
+    assert out["per_error_type"]["antonym_swap"]["n"] == 3
+    # a custom taxonomy, also nested in a cascade spec, is the one the gold types are checked against
+    custom = tmp_path / "edits.json"
+    custom.write_text(json.dumps([{"name": "antonym_swap", "definition": "swaps a word for its antonym"}]))
+    nested = f"cascade:local=quip,llm=error_types:model=m;taxonomy={custom};threshold=1.0,band=0.1:0.2"
+    assert taxonomy_names(nested) == {"antonym_swap"}
+    assert error_type_summary(edits, taxonomy_names(nested))["error_type_accuracy_n"] == 3
+    assert taxonomy_names("claims:model=m") is None
 
 
 def test_answer_without_claims_abstains_and_is_never_scored_one(llm_server):

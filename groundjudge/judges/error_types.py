@@ -7,6 +7,7 @@ The default taxonomy is the six legal error types (``groundjudge/data/legal_erro
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -38,6 +39,19 @@ def load_taxonomy(path: str | None) -> tuple[ErrorTypeEntry, ...]:
         return tuple(ErrorTypeEntry.model_validate(e) for e in entries)
     except (OSError, ValueError) as err:
         raise ValueError(f"taxonomy {source}: {err}") from err
+
+
+def taxonomy_names(spec: str) -> frozenset[str] | None:
+    """The type names an error-typing judge spec chooses from (its ``taxonomy=PATH``, else the default), also
+    when it is nested in a cascade or fallback spec; None for a spec without an error-types judge, or whose
+    taxonomy file cannot be read here."""
+    if "error_types" not in spec:
+        return None
+    found = re.search(r"taxonomy=([^,;]+)", spec)
+    try:
+        return frozenset(t.name for t in load_taxonomy(found.group(1).strip() if found else None))
+    except ValueError:
+        return None
 
 
 @register
