@@ -4,11 +4,11 @@ The public API, re-exported here: the typed records, data loading, the judge
 registry, the runner and the metrics.
 """
 
-from groundjudge.data import DataError, load_examples
+from groundjudge.formats.load import DataError, load_examples
 from groundjudge.judges import build_judge, describe_judges
-from groundjudge.metrics import bootstrap_ci, classification_metrics, fit_threshold, mcnemar_p
-from groundjudge.records import read_records
-from groundjudge.summary import summarize
+from groundjudge.runs.metrics import bootstrap_ci, classification_metrics, fit_threshold, mcnemar_p
+from groundjudge.runs.records import read_records
+from groundjudge.runs.summary import summarize
 from groundjudge.types import (
     Claim,
     ClaimVerdict,

@@ -21,8 +21,8 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from groundjudge.judges import build_judge  # noqa: E402
 from groundjudge.llm import LLMService  # noqa: E402
-from groundjudge.records import RecordWriter  # noqa: E402
-from groundjudge.run import JudgeTask, run_judges  # noqa: E402
+from groundjudge.runs.records import RecordWriter  # noqa: E402
+from groundjudge.runs.runner import JudgeTask, run_judges  # noqa: E402
 from groundjudge.testing.oracle import oracle_responder  # noqa: E402
 from groundjudge.testing.scripted_server import Reply, ScriptedLLMServer  # noqa: E402
 from groundjudge.types import Example  # noqa: E402

@@ -51,7 +51,7 @@ from typing import Any
 
 import numpy as np
 
-from groundjudge.data import load_examples
+from groundjudge.formats.load import load_examples
 from groundjudge.local_nli.evidence import select_evidence
 from groundjudge.local_nli.model import torch_threads
 from groundjudge.local_nli.nli_model import NLIModel, ScoreStats

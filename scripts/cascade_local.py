@@ -29,8 +29,8 @@ from pathlib import Path
 
 from sklearn.metrics import balanced_accuracy_score
 
-from groundjudge.metrics import mcnemar_p
-from groundjudge.records import find_records, read_records
+from groundjudge.runs.metrics import mcnemar_p
+from groundjudge.runs.records import find_records, read_records
 from groundjudge.types import Example, ResultRecord
 
 CANDIDATES = ("quip", "cosine")

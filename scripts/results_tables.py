@@ -21,10 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from groundjudge.llm import LLMSettings, price
-from groundjudge.records import find_records, read_records
-from groundjudge.report import display_name
-from groundjudge.summary import summarize
-from groundjudge.tables import TextTable
+from groundjudge.runs.records import find_records, read_records
+from groundjudge.report.compare import display_name
+from groundjudge.runs.summary import summarize
+from groundjudge.report.tables import TextTable
 
 HEADERS = ["data set", "eval n", "judge", "bal. acc [95% CI]", "macro-F1 [95% CI]", "abstained",
            "threshold (fitted on)", "latency p50 / p95 s", "tokens in / out per response", "$ / 1k responses"]

@@ -28,10 +28,10 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from groundjudge.records import find_records
-from groundjudge.report import Comparison, compare, per_response
-from groundjudge.summary import latency_without_cache
-from groundjudge.tables import TextTable, markdown_document
+from groundjudge.runs.records import find_records
+from groundjudge.report.compare import Comparison, compare, per_response
+from groundjudge.runs.summary import latency_without_cache
+from groundjudge.report.tables import TextTable, markdown_document
 from groundjudge.types import RunHeader
 
 PAPER = "Trautmann et al., Measuring the Groundedness of Legal Question-Answering Systems (seed 003)"

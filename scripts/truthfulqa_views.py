@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from groundjudge.data import load_examples
+from groundjudge.formats.load import load_examples
 from groundjudge.local_nli.nli_model import ENTAILMENT, NLIModel
 from groundjudge.local_nli.views import VIEWS, error_correlation, evidence_type, exponential_bound, view_pair
 

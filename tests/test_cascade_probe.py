@@ -8,7 +8,7 @@ import sys
 
 from conftest import ROOT, cli, qa_rows, write_jsonl
 
-from groundjudge.records import find_records, read_records
+from groundjudge.runs.records import find_records, read_records
 
 
 def test_probe_judges_dev_answers_inside_the_band_with_the_llm(llm_server, tmp_path):

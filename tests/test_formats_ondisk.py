@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
-from groundjudge.data import DataError, detect_format, load_examples, load_file
+from groundjudge.formats.load import DataError, detect_format, load_examples, load_file
 from groundjudge.formats import contractnli, halueval, summedits, truthfulqa
 from groundjudge.formats._common import RowError
 from groundjudge.types import Example

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
-from groundjudge.data import DataError, detect_format, load_file
+from groundjudge.formats.load import DataError, detect_format, load_file
 from groundjudge.formats import ADAPTERS, faithbench, llm_aggrefact, ragtruth
 from groundjudge.formats._common import RowError
 

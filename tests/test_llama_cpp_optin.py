@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from conftest import cli, qa_rows, write_jsonl
 
-from groundjudge.records import read_records
+from groundjudge.runs.records import read_records
 
 pytestmark = pytest.mark.skipif(os.environ.get("GROUNDJUDGE_LLAMA_CPP") != "1",
                                 reason="set GROUNDJUDGE_LLAMA_CPP=1 to run against a real llama.cpp server")

@@ -18,8 +18,8 @@ from conftest import ROOT, cli, qa_rows, write_jsonl
 from groundjudge.judges import build_judge
 from groundjudge.judges.error_types import taxonomy_names
 from groundjudge.llm import LLMService
-from groundjudge.records import read_records
-from groundjudge.summary import error_type_summary
+from groundjudge.runs.records import read_records
+from groundjudge.runs.summary import error_type_summary
 from groundjudge.testing.scripted_server import Reply
 from groundjudge.types import Claim, ClaimVerdict, Example, JudgeResult, ResultRecord, Verdict
 
@@ -302,7 +302,7 @@ def test_user_prompts_override_and_are_hashed(llm_server, data, tmp_path):
     cli("run", str(data), "--judge", llm(llm_server, "direct"), "--prompts", str(prompts), "--out", str(out),
         "--quiet", "--dev-fraction", "0")
     header = read_records(out / "records.jsonl").header
-    from groundjudge.templates import PromptLibrary
+    from groundjudge.llm.templates import PromptLibrary
 
     assert header.template_hashes["direct"] == PromptLibrary(prompts).template_hash("direct")
     assert header.template_hashes["direct"] != PromptLibrary().template_hash("direct")

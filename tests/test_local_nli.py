@@ -16,7 +16,7 @@ from groundjudge.local_nli.model import ModelUnavailable
 from groundjudge.local_nli.nli_model import (CONTRADICTION, ENTAILMENT, NEUTRAL, LabelMapError, NLIModel, ScoreStats,
                                              map_labels)
 from groundjudge.local_nli.segment import claims_of, window_budget, windows
-from groundjudge.records import read_records
+from groundjudge.runs.records import read_records
 from groundjudge.types import Example
 
 ID2LABEL = {0: "CONTRADICTION", 1: "ENTAILMENT", 2: "NEUTRAL"}
@@ -111,7 +111,7 @@ def test_truncation_is_counted_never_silent(tmp_path):
 
 
 def test_windows_from_real_text_fit_the_model(tmp_path, shared_datasets):
-    from groundjudge.data import load_examples
+    from groundjudge.formats.load import load_examples
 
     model = NLIModel(tiny_model(tmp_path / "m", max_positions=128))
     example = load_examples([shared_datasets / "summedits" / "summedits_news.json"]).examples[0]

@@ -6,7 +6,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from groundjudge.templates import PromptLibrary, TemplateError
+from groundjudge.llm.templates import PromptLibrary, TemplateError
 from groundjudge.text import normalize, sentence_spans, sentences
 
 # A prompt change must be a visible diff: update these hashes in the same commit as the template.

@@ -9,9 +9,9 @@ import struct
 import pytest
 from conftest import ROOT, cli, qa_rows, rent_rows, write_jsonl
 
-from groundjudge.plots import pareto
-from groundjudge.report import compare, display_name
-from groundjudge.report_html import _script_json
+from groundjudge.report.plots import pareto
+from groundjudge.report.compare import compare, display_name
+from groundjudge.report.html import _script_json
 
 SUMMEDITS = sorted(str(p) for p in (ROOT / "datasets" / "summedits_sample").glob("*.json"))
 HOSTILE = '<img src=x onerror="window.__xss=1"> The county court </script><b>hears</b> disputes & appeals.'

@@ -13,8 +13,8 @@ import pytest
 from conftest import ROOT, cli, write_jsonl
 from test_report import HOSTILE, hostile_rows
 
-from groundjudge.records import read_records
-from groundjudge.report import example_key
+from groundjudge.runs.records import read_records
+from groundjudge.report.compare import example_key
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMEDRIVER = shutil.which("chromedriver")

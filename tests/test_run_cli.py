@@ -11,7 +11,7 @@ import time
 
 from conftest import ROOT, cli, rent_rows, write_jsonl
 
-from groundjudge.records import read_records
+from groundjudge.runs.records import read_records
 
 
 def test_run_writes_records_and_summary(tmp_path):

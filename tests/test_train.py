@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, cli, qa_rows, rent_rows, write_jsonl
 
-from groundjudge.data import DataError, dataset_hash, load_examples
+from groundjudge.formats.load import DataError, dataset_hash, load_examples
 from groundjudge.local_nli.pairs import (
     EDITS,
     gold_evidence_pairs,
@@ -122,7 +122,7 @@ def test_split_by_group_never_shares_a_group_and_holds_out_test():
 
 def test_run_dev_fraction_trains_only_on_what_the_run_calibrates_on():
     """With run_dev_fraction F nothing of the run's evaluation part (groundjudge run --dev-fraction F) is seen."""
-    from groundjudge.data import assign_missing_splits
+    from groundjudge.formats.load import assign_missing_splits
 
     examples = [Example(**r) for r in rent_rows(60)]
     train, dev, summary = split_examples(examples, 0.3, seed=1, run_dev_fraction=0.5)

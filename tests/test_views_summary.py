@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from groundjudge.types import Claim, ClaimVerdict, Example, JudgeResult, ResultRecord, Verdict
-from groundjudge.views_summary import views_diagnostics
+from groundjudge.runs.views_summary import views_diagnostics
 
 NAMES = ("direct", "reversed", "paraphrase")
 

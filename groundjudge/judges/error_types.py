@@ -1,6 +1,6 @@
 """Error-types judge: the claims chain, then every unsupported claim typed with a taxonomy.
 
-The default taxonomy is the six legal error types (``groundjudge/data/legal_error_types.json``);
+The default taxonomy is the six legal error types (``groundjudge/judges/taxonomies/legal_error_types.json``);
 ``taxonomy=PATH`` points at any JSON list of ``{"name", "definition"}`` to use another.
 """
 
@@ -20,7 +20,7 @@ from groundjudge.judges.claims import ClaimsJudge
 from groundjudge.llm import ProviderError
 from groundjudge.types import ClaimVerdict, Example, JudgeResult, LLMCall
 
-DEFAULT_TAXONOMY = Path(__file__).resolve().parents[1] / "data" / "legal_error_types.json"
+DEFAULT_TAXONOMY = Path(__file__).resolve().parent / "taxonomies" / "legal_error_types.json"
 
 
 class ErrorTypeEntry(BaseModel):

@@ -50,7 +50,7 @@ from pathlib import Path
 import numpy as np
 
 from groundjudge.formats.nli_tsv import detokenize
-from groundjudge.data import DataError
+from groundjudge.formats.load import DataError
 from groundjudge.formats import RowError
 from groundjudge.formats._common import short_hash
 from groundjudge.text import normalize, sentences

@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from groundjudge.data import DataError, assign_missing_splits, dataset_hash, load_examples
+from groundjudge.formats.load import DataError, assign_missing_splits, dataset_hash, load_examples
 from groundjudge.formats import RowError
 from groundjudge.local_nli.model import DEFAULT_EMBEDDER, best_device, resolve_model, torch_threads
 from groundjudge.local_nli.pairs import (
@@ -48,7 +48,7 @@ from groundjudge.local_nli.pairs import (
     source_group,
     synthetic_pairs,
 )
-from groundjudge.metrics import classification_metrics, fit_threshold
+from groundjudge.runs.metrics import classification_metrics, fit_threshold
 from groundjudge.types import Example
 
 BINARY_LABELS = {0: "unsupported", 1: "supported"}

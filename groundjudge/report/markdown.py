@@ -6,8 +6,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from groundjudge.report import LEADERBOARD_COLUMNS, Comparison, format_cell, leaderboard, ranked
-from groundjudge.summary import latency_without_cache
+from groundjudge.report.compare import LEADERBOARD_COLUMNS, Comparison, format_cell, leaderboard, ranked
+from groundjudge.runs.summary import latency_without_cache
 
 HOW_TO_READ = (
     "Balanced accuracy and macro-F1 weigh grounded and ungrounded answers equally; the bracket is a bootstrap "

@@ -8,7 +8,7 @@ from typing import Any
 import litellm
 
 from groundjudge.llm import LLMSettings, price
-from groundjudge.templates import PromptLibrary
+from groundjudge.llm.templates import PromptLibrary
 from groundjudge.types import Example
 
 

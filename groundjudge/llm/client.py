@@ -1,4 +1,4 @@
-"""The one way groundjudge calls a language model: litellm + tenacity + pydantic + a disk cache + cost.
+"""LLMService: render, call (or read the cache), validate and record every call to a model.
 
 ``LLMService.complete`` renders a prompt template, answers from the cache when
 it can, else calls ``litellm.acompletion`` with retries (429 honouring
@@ -18,140 +18,29 @@ import hashlib
 import json
 import os
 import re
-import threading
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-
 import litellm  # noqa: E402
 from aiolimiter import AsyncLimiter  # noqa: E402
 from pydantic import BaseModel, ValidationError  # noqa: E402
-from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter  # noqa: E402
+from tenacity import (  # noqa: E402
+    AsyncRetrying,
+    retry_if_exception,
+    stop_after_attempt,
+)
 
-from groundjudge.templates import PromptLibrary, prompt_library  # noqa: E402
+from groundjudge.llm.cache import CallCache, cache_key
+from groundjudge.llm.cost import Budget, price
+from groundjudge.llm.errors import ProviderError, _Wait, is_retryable, redact
+from groundjudge.llm.settings import LLMSettings
+from groundjudge.llm.templates import PromptLibrary, prompt_library  # noqa: E402
 from groundjudge.types import LLMCall  # noqa: E402
 
 litellm.suppress_debug_info = True
-
-JsonMode = Literal["auto", "schema", "object", "none"]
-
-FALLBACK_REASONS = frozenset({"no_api_key", "provider_error", "retries_exhausted", "budget", "offline", "auth_error"})
-"""Abstain reasons that mean "the LLM path is unavailable" (a fallback judge takes over)."""
-
-
-class ProviderError(RuntimeError):
-    """The provider could not answer; ``reason`` is one of FALLBACK_REASONS or 'bad_request'."""
-
-    def __init__(self, reason: str, message: str):
-        super().__init__(redact(message))
-        self.reason = reason
-        self.call: LLMCall | None = None
-        """The failed call (attempts, latency, error), when one was made."""
-
-
-@dataclass(frozen=True)
-class LLMSettings:
-    """How to call one model: provider, sampling, limits, prices. Holds no API key."""
-
-    model: str
-    api_base: str | None = None
-    api_key_env: str | None = None
-    """Name of the environment variable that holds the key (the key itself is never stored)."""
-    temperature: float = 0.0
-    max_tokens: int = 1024
-    timeout: float = 60.0
-    max_attempts: int = 5
-    json_mode: JsonMode = "auto"
-    concurrency: int = 8
-    rpm: int | None = None
-    tpm: int | None = None
-    """Input tokens per minute (counted with litellm's tokenizer before each call)."""
-    input_cost_per_mtok: float | None = None
-    output_cost_per_mtok: float | None = None
-
-    def sampling(self) -> dict[str, Any]:
-        """The settings that change what the model answers (part of the cache key)."""
-        return {"temperature": self.temperature, "max_tokens": self.max_tokens}
-
-
-_SECRET_ENV = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD)$", re.IGNORECASE)
-_KEY_PATTERNS = re.compile(r"(sk-[A-Za-z0-9_\-]{8,}|sk-ant-[A-Za-z0-9_\-]{8,}|AKIA[0-9A-Z]{16}|Bearer\s+[^\s'\"]+)")
-
-
-def redact(text: str) -> str:
-    """Remove API keys from a message: values of *_KEY/*_TOKEN/*_SECRET env vars and key-shaped strings."""
-    for name, value in os.environ.items():
-        if value and len(value) >= 8 and _SECRET_ENV.search(name):
-            text = text.replace(value, "[REDACTED]")
-    return _KEY_PATTERNS.sub("[REDACTED]", text)
-
-
-def cache_key(settings: LLMSettings, messages: Sequence[dict], schema: dict | None, sample_index: int) -> str:
-    """Key of a call: model, messages, output schema, sampling settings (and sample index when sampling)."""
-    payload = {"model": settings.model, "messages": list(messages), "schema": schema, **settings.sampling()}
-    if settings.temperature > 0:
-        payload["sample_index"] = sample_index
-    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode("utf-8")).hexdigest()
-
-
-class CallCache:
-    """A directory of JSON files, one per call key (atomic writes; safe across processes)."""
-
-    def __init__(self, root: str | Path | None, enabled: bool = True):
-        self.root = Path(root) if root else None
-        self.enabled = enabled
-        self.memory: dict[str, dict] = {}
-
-    def get(self, key: str) -> dict | None:
-        """The cached entry, or None."""
-        if not self.enabled:
-            return None
-        if key in self.memory:
-            return self.memory[key]
-        if self.root is None:
-            return None
-        path = self.root / key[:2] / f"{key}.json"
-        try:
-            return json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return None
-
-    def put(self, key: str, entry: dict) -> None:
-        """Store an entry."""
-        if not self.enabled:
-            return
-        self.memory[key] = entry
-        if self.root is None:
-            return
-        path = self.root / key[:2] / f"{key}.json"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
-        tmp.write_text(json.dumps(entry), encoding="utf-8")
-        tmp.replace(path)
-
-
-class Budget:
-    """A spending cap in USD over all calls of a run; new calls stop once it is reached."""
-
-    def __init__(self, max_cost: float | None = None):
-        self.max_cost = max_cost
-        self.spent = 0.0
-        self._lock = threading.Lock()
-
-    def check(self) -> None:
-        """Raise ProviderError('budget') when the cap is reached."""
-        if self.max_cost is not None and self.spent >= self.max_cost:
-            raise ProviderError("budget", f"budget of ${self.max_cost:.4f} spent (${self.spent:.4f})")
-
-    def add(self, cost: float) -> None:
-        """Count money spent."""
-        with self._lock:
-            self.spent += cost
 
 
 def parse_json_reply(text: str | None, output_model: type[BaseModel]) -> BaseModel:
@@ -168,53 +57,6 @@ def parse_json_reply(text: str | None, output_model: type[BaseModel]) -> BaseMod
         if start >= 0 and end > start:
             body = body[start:end + 1]
     return output_model.model_validate_json(body)
-
-
-def _status(err: BaseException) -> int | None:
-    return getattr(err, "status_code", None) or getattr(getattr(err, "response", None), "status_code", None)
-
-
-def retry_after_seconds(err: BaseException) -> float | None:
-    """Seconds asked for by a Retry-After header on a rate-limit error, if any."""
-    for headers in (getattr(err, "litellm_response_headers", None),
-                    getattr(getattr(err, "response", None), "headers", None)):
-        if not headers:
-            continue
-        try:
-            value = headers.get("retry-after") or headers.get("Retry-After")
-        except AttributeError:
-            continue
-        if value is not None:
-            try:
-                return max(float(value), 0.0)
-            except ValueError:
-                return None
-    return None
-
-
-def is_retryable(err: BaseException) -> bool:
-    """429, 5xx, connection errors and timeouts are retried; auth, bad request and not-found are not."""
-    if isinstance(err, (litellm.AuthenticationError, litellm.PermissionDeniedError, litellm.NotFoundError,
-                        litellm.BadRequestError, litellm.ContextWindowExceededError)):
-        return False
-    if isinstance(err, (litellm.RateLimitError, litellm.Timeout, litellm.APIConnectionError,
-                        litellm.InternalServerError, litellm.ServiceUnavailableError, litellm.BadGatewayError)):
-        return True
-    status = _status(err)
-    return isinstance(status, int) and (status == 429 or status >= 500)
-
-
-class _Wait:
-    """Jittered exponential backoff, or the server's Retry-After when it gives one (capped)."""
-
-    def __init__(self, cap: float = 60.0):
-        self.backoff = wait_exponential_jitter(multiplier=0.5, max=20.0, jitter=0.5)
-        self.cap = cap
-
-    def __call__(self, state) -> float:
-        err = state.outcome.exception() if state.outcome else None
-        asked = retry_after_seconds(err) if err else None
-        return min(asked, self.cap) if asked is not None else self.backoff(state)
 
 
 def _response_format(settings: LLMSettings, output_model: type[BaseModel]) -> dict | None:
@@ -254,27 +96,6 @@ def _needs_key(settings: LLMSettings) -> str | None:
         return None
     missing = check.get("missing_keys") or []
     return missing[0] if missing and not check.get("keys_in_environment") else None
-
-
-@lru_cache(maxsize=256)
-def _has_price(model: str) -> bool:
-    try:
-        litellm.cost_per_token(model=model, prompt_tokens=1, completion_tokens=1)
-        return True
-    except Exception:  # noqa: BLE001 - not in litellm's table
-        return False
-
-
-def price(settings: LLMSettings, input_tokens: int, output_tokens: int) -> float:
-    """List price of that many tokens: the settings' override, else litellm's table, else 0 (local models)."""
-    if settings.input_cost_per_mtok is not None or settings.output_cost_per_mtok is not None:
-        return (input_tokens * (settings.input_cost_per_mtok or 0.0)
-                + output_tokens * (settings.output_cost_per_mtok or 0.0)) / 1e6
-    if not _has_price(settings.model):
-        return 0.0
-    prompt_cost, completion_cost = litellm.cost_per_token(model=settings.model, prompt_tokens=input_tokens,
-                                                          completion_tokens=output_tokens)
-    return float(prompt_cost + completion_cost)
 
 
 @lru_cache(maxsize=64)

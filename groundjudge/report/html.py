@@ -2,7 +2,7 @@
 
 All run data goes into the page as one JSON blob (``<script type="application/json">``) and the page's
 script renders it with DOM APIs and ``textContent`` only, never as markup, so answers, contexts and
-model replies cannot inject HTML. Styles and script (``groundjudge/data/report.css``, ``report.js``)
+model replies cannot inject HTML. Styles and script (``groundjudge/report/assets/report.css``, ``report.js``)
 are inlined; plots are PNG data URIs; a Content-Security-Policy forbids every fetch.
 """
 
@@ -16,8 +16,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from groundjudge.report import LEADERBOARD_COLUMNS, Comparison, example_key, leaderboard, ranked
-from groundjudge.report_md import HOW_TO_READ, extra_tables
+from groundjudge.report.compare import LEADERBOARD_COLUMNS, Comparison, example_key, leaderboard, ranked
+from groundjudge.report.markdown import HOW_TO_READ, extra_tables
 from groundjudge.types import Example, ResultRecord
 
 PLOT_CAPTIONS = {
@@ -139,7 +139,7 @@ def _script_json(data: Any) -> str:
 
 
 def _asset(name: str) -> str:
-    text = resources.files("groundjudge").joinpath("data", name).read_text(encoding="utf-8")
+    text = resources.files("groundjudge.report").joinpath("assets", name).read_text(encoding="utf-8")
     if "</script" in text.lower() or "</style" in text.lower():
         raise ValueError(f"{name} must not close its own element")
     return text

@@ -11,8 +11,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from groundjudge.judges import Judge
 from groundjudge.local_nli.model import ModelUnavailable
-from groundjudge.templates import TemplateError
-from groundjudge.records import RecordWriter
+from groundjudge.llm.templates import TemplateError
+from groundjudge.runs.records import RecordWriter
 from groundjudge.types import Example, JudgeResult, ResultRecord, Verdict
 
 FATAL_ERRORS: tuple[type[BaseException], ...] = (ModelUnavailable, TemplateError)

@@ -18,7 +18,7 @@ from pathlib import Path
 from jinja2 import FileSystemLoader, StrictUndefined, TemplateNotFound, meta
 from jinja2.sandbox import SandboxedEnvironment
 
-PACKAGE_PROMPTS = Path(__file__).parent / "prompts"
+PACKAGE_PROMPTS = Path(__file__).resolve().parents[1] / "prompts"
 """The built-in templates."""
 
 

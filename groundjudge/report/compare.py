@@ -2,7 +2,7 @@
 ``groundjudge report`` renders (report_md, plots, report_html).
 
 Everything here is computed from the records: each run's summary is recomputed with
-:func:`groundjudge.summary.summarize`, never read from ``summary.json``.
+:func:`groundjudge.runs.summary.summarize`, never read from ``summary.json``.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from typing import Any
 
 from rich.table import Table
 
-from groundjudge.metrics import mcnemar_p
-from groundjudge.records import RunRecords, find_records, read_records
-from groundjudge.summary import summarize
+from groundjudge.runs.metrics import mcnemar_p
+from groundjudge.runs.records import RunRecords, find_records, read_records
+from groundjudge.runs.summary import summarize
 from groundjudge.types import Example, ResultRecord
 
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from rich.table import Table
 
-from groundjudge.report_md import table as markdown_table
+from groundjudge.report.markdown import table as markdown_table
 
 
 @dataclass

@@ -1,0 +1,43 @@
+"""The ``groundjudge`` command: one module per verb (run, replay, report, judges, summarize, train)."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+from groundjudge.cli import judges, replay, report, run, summarize, train  # noqa: E402
+from groundjudge.cli.common import UsageError  # noqa: E402
+from groundjudge.formats.load import DataError  # noqa: E402
+from groundjudge.judges import SpecError  # noqa: E402
+from groundjudge.llm.templates import TemplateError  # noqa: E402
+from groundjudge.local_nli.model import ModelUnavailable  # noqa: E402
+from groundjudge.runs.records import RecordsError  # noqa: E402
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of every verb."""
+    parser = argparse.ArgumentParser(prog="groundjudge", description=__doc__)
+    parser.add_argument("-v", "--verbose", action="store_true", help="log more")
+    verbs = parser.add_subparsers(dest="verb", required=True)
+    for verb in (run, replay, judges, report, summarize, train):
+        verb.add_parser(verbs)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the console script."""
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING)
+    try:
+        return args.func(args)
+    except (DataError, SpecError, UsageError, RecordsError, ModelUnavailable, TemplateError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

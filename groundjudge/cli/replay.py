@@ -1,0 +1,75 @@
+"""``groundjudge replay``: re-judge a run from its recorded LLM replies, with the network off."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import uuid
+from datetime import datetime, timezone
+from pathlib import Path
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+from groundjudge.cli.common import git_commit, make_service, stdout_console
+from groundjudge.judges import build_judge  # noqa: E402
+from groundjudge.runs.calibrate import with_threshold  # noqa: E402
+from groundjudge.runs.records import RecordWriter, find_records, read_records  # noqa: E402
+from groundjudge.runs.runner import JudgeTask, run_judges  # noqa: E402
+from groundjudge.runs.summary import summarize  # noqa: E402
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    """Re-judge every recorded example from the recorded LLM replies only; report what differs."""
+    from groundjudge.llm import CallCache
+
+    source = Path(args.dir)
+    original = read_records(find_records(source))
+    cache = CallCache(None)
+    for path in (find_records(source, "calibration.jsonl"), find_records(source)):
+        if not path.exists():
+            continue
+        for record in read_records(path).results:
+            for call in record.result.calls:
+                if call.cache_key and call.raw_output is not None:
+                    cache.put(call.cache_key, {"raw_output": call.raw_output, "input_tokens": call.input_tokens,
+                                               "output_tokens": call.output_tokens, "cost_usd": call.cost_usd})
+    service = make_service(args, offline=True, cache=cache)
+    out = Path(args.out) if args.out else source / "replay"
+    records_path = out / "records.jsonl"
+    if records_path.exists():
+        records_path.unlink()
+    header = original.header.model_copy(update={"run_id": uuid.uuid4().hex[:12], "git_commit": git_commit(),
+                                                "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds")})
+    with RecordWriter(records_path) as writer:
+        writer.write(header)
+        for spec in header.judges:
+            judge, _ = build_judge(spec.spec, service=service)
+            task = JudgeTask(spec=spec.spec, judge=judge)
+            if spec.calibration is not None:
+                task = with_threshold(task, spec.calibration)
+            examples = [r.example for r in original.results if r.judge == spec.spec]
+            run_judges([task], examples, writer, show_progress=not args.quiet)
+    replayed = read_records(records_path)
+    before = {(r.judge, r.example.id): r.result.verdict for r in original.results}
+    differ = [(r.judge, r.example.id) for r in replayed.results
+              if (before[(r.judge, r.example.id)].label, before[(r.judge, r.example.id)].score)
+              != (r.result.verdict.label, r.result.verdict.score)]
+    new_calls = sum(not c.cached for r in replayed.results for c in r.result.calls)
+    summary = summarize(replayed)
+    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    stdout_console().print(f"replayed {len(replayed.results)} verdicts from {source}: "
+                    f"{len(replayed.results) - len(differ)} identical, {len(differ)} differ; "
+                    f"{new_calls} new LLM calls")
+    for judge_spec, example_id in differ[:20]:
+        stdout_console().print(f"  differs: {judge_spec} {example_id}")
+    return 0 if not differ else 1
+
+
+def add_parser(verbs) -> None:
+    """Add the ``replay`` verb and its options to the command's subparsers."""
+    replay = verbs.add_parser("replay", help="re-judge a run from its recorded LLM calls, with no network")
+    replay.add_argument("dir", help="a run directory (records.jsonl)")
+    replay.add_argument("--out", help="where to write the replayed run (default DIR/replay)")
+    replay.add_argument("--prompts", metavar="DIR", help="the prompt folder the run used, if any")
+    replay.add_argument("--quiet", action="store_true")
+    replay.set_defaults(func=cmd_replay)

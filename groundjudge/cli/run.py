@@ -1,0 +1,196 @@
+"""``groundjudge run``: judge data with one or more judges, write records and summary, print the comparison."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import uuid
+from datetime import datetime, timezone
+from pathlib import Path
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+from groundjudge.cli.common import (
+    UsageError,
+    add_llm_options,
+    console,
+    git_commit,
+    make_service,
+    package_versions,
+    stdout_console,
+    uses_llm,
+)
+from groundjudge.formats import ADAPTERS  # noqa: E402
+from groundjudge.formats.load import assign_missing_splits, dataset_hash, load_examples  # noqa: E402
+from groundjudge.judges import build_judge, parse_spec  # noqa: E402
+from groundjudge.report.compare import comparison_table, pairwise_table  # noqa: E402
+from groundjudge.runs.calibrate import calibrate, needs_calibration, with_threshold  # noqa: E402
+from groundjudge.runs.records import (  # noqa: E402
+    RecordWriter,
+    read_records,
+    repair_torn_tail,
+)
+from groundjudge.runs.runner import JudgeTask, run_judges  # noqa: E402
+from groundjudge.runs.summary import summarize  # noqa: E402
+from groundjudge.types import Calibration, DatasetInfo, Example, RunHeader  # noqa: E402
+
+
+def _choose_examples(args: argparse.Namespace, examples: list[Example], calibrating: bool
+                     ) -> tuple[list[Example], list[Example], str, str | None]:
+    """(eval examples, dev examples, eval split name, calibration source)."""
+    if args.calibrate_on:
+        dev = load_examples(args.calibrate_on, None, args.skip_invalid).examples   # each file's format detected
+        evaluated = [ex for ex in examples if args.split is None or ex.split == args.split]
+        return evaluated, dev, args.split or "all", ",".join(args.calibrate_on)
+    if (calibrating or args.split) and all(ex.split is None for ex in examples) and args.dev_fraction > 0:
+        examples = assign_missing_splits(examples, args.dev_fraction)
+        source = f"split:dev (group-hash {args.dev_fraction:.0%} of the data)"
+    else:
+        source = "split:dev"
+    dev = [ex for ex in examples if ex.split == "dev"] if calibrating else []
+    if args.split:
+        evaluated = [ex for ex in examples if ex.split == args.split]
+    elif dev:
+        evaluated = [ex for ex in examples if ex.split != "dev"]
+    else:
+        evaluated = list(examples)
+    name = args.split or ("all but dev" if dev else "all")
+    return evaluated, dev, name, (source if dev else None)
+
+
+def dry_run(args: argparse.Namespace, tasks: list[JudgeTask], evaluated: list[Example], dev: list[Example],
+            service) -> int:
+    """Print the estimated calls, tokens and $ of the run without calling anything."""
+    from rich.table import Table
+
+    from groundjudge.llm.dryrun import estimate_run
+
+    table = Table(title=f"dry run: {len(evaluated)} examples + {len(dev)} dev (estimates; nothing was called)")
+    for column in ("judge", "LLM calls", "input tokens", "output tokens", "$"):
+        table.add_column(column, justify="left" if column == "judge" else "right")
+    total = 0.0
+    for task in tasks:
+        estimate = estimate_run(task.judge, list(evaluated) + list(dev), service.prompts)
+        total += estimate["cost_usd"]
+        table.add_row(task.spec, str(estimate["llm_calls"]), str(estimate["tokens"]["input"]),
+                      str(estimate["tokens"]["output"]), f"{estimate['cost_usd']:.4f}")
+    stdout_console().print(table)
+    stdout_console().print(f"estimated total: ${total:.4f} (cached calls would cost nothing)")
+    return 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    """Judge the data with every judge, write records.jsonl and summary.json, print the table."""
+    out = Path(args.out)
+    records_path = out / "records.jsonl"
+    tasks, specs, user_settings = [], [], {}
+    service = make_service(args) if any(uses_llm(t) for t in args.judge) else None
+    for text in args.judge:
+        judge, spec = build_judge(text, service=service)
+        tasks.append(JudgeTask(spec=text, judge=judge))
+        specs.append(spec)
+        user_settings[text] = parse_spec(text)[1]
+    if len(set(args.judge)) != len(args.judge):
+        raise UsageError("the same --judge spec is given twice")
+
+    loaded = load_examples(args.data, args.format, args.skip_invalid)
+    if loaded.errors:
+        console.print(f"[yellow]skipped {len(loaded.errors)} invalid row(s); first: {loaded.errors[0]}")
+    to_calibrate = [t for t in tasks if needs_calibration(t, user_settings[t.spec])]
+    evaluated, dev, split_name, cal_source = _choose_examples(args, loaded.examples, bool(to_calibrate))
+    if args.sample and args.sample < len(evaluated):
+        evaluated = sorted(random.Random(args.seed).sample(evaluated, args.sample), key=evaluated.index)
+    if not evaluated:
+        raise UsageError(f"no examples to evaluate (split {split_name!r})")
+    if args.dry_run:
+        return dry_run(args, tasks, evaluated, dev if to_calibrate else [], service or make_service(args))
+    dataset = DatasetInfo(files=tuple(loaded.files), formats=tuple(loaded.formats), n=len(evaluated),
+                          hash=dataset_hash(evaluated), n_loaded=len(loaded.examples),
+                          skipped_rows=len(loaded.errors))
+
+    done: set[tuple[str, str]] = set()
+    if records_path.exists() and records_path.stat().st_size > 0:
+        if not args.resume:
+            raise UsageError(f"{records_path} exists: pass --resume to continue that run, or another --out")
+        removed = repair_torn_tail(records_path)
+        previous = read_records(records_path)
+        if previous.header.dataset.hash != dataset.hash:
+            raise UsageError(f"{records_path} was made from other data (hash {previous.header.dataset.hash[:12]} "
+                             f"!= {dataset.hash[:12]}); use another --out")
+        if [s.spec for s in previous.header.judges] != [s.spec for s in specs]:
+            raise UsageError(f"{records_path} was made with judges {[s.spec for s in previous.header.judges]}; "
+                             "resume with the same --judge list or use another --out")
+        header = previous.header
+        done = previous.done()
+        frozen = {s.spec: s.calibration for s in header.judges if s.calibration}
+        tasks = [with_threshold(t, frozen[t.spec]) if t.spec in frozen else t for t in tasks]
+        console.print(f"resuming {header.run_id}: {len(done)} result(s) kept"
+                      + (f", {removed} torn byte(s) cut" if removed else ""))
+    else:
+        calibrations: dict[str, Calibration] = {}
+        run_id = uuid.uuid4().hex[:12]
+        started = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        if to_calibrate and dev:
+            dev_info = DatasetInfo(files=tuple(args.calibrate_on or loaded.files), formats=tuple(loaded.formats),
+                                   n=len(dev), hash=dataset_hash(dev))
+            dev_header = RunHeader(run_id=run_id, judges=tuple(s for s in specs if s.spec in
+                                                                {t.spec for t in to_calibrate}),
+                                   dataset=dev_info, eval_split="dev", versions=package_versions(),
+                                   git_commit=git_commit(), started_at=started)
+            console.print(f"calibrating {len(to_calibrate)} judge(s) on {len(dev)} dev examples ({cal_source})")
+            cal_path = out / "calibration.jsonl"
+            if cal_path.exists():
+                cal_path.unlink()
+            calibrations = calibrate(to_calibrate, dev, cal_source, dev_header, cal_path,
+                                     args.concurrency, not args.quiet)
+        elif to_calibrate:
+            console.print("[yellow]no dev data: score-based judges keep their default thresholds "
+                          "(use --calibrate-on or a dev split)")
+            calibrations = {t.spec: Calibration(threshold=t.judge.threshold, source="default") for t in to_calibrate}
+        tasks = [with_threshold(t, calibrations[t.spec]) if t.spec in calibrations else t for t in tasks]
+        specs = [s.model_copy(update={"calibration": calibrations.get(s.spec)}) for s in specs]
+        templates = {name: service.prompts.template_hash(name) for name in service.prompts.names()} if service else {}
+        header = RunHeader(run_id=run_id, judges=tuple(specs), dataset=dataset, eval_split=split_name,
+                           template_hashes=templates, versions=package_versions(), git_commit=git_commit(),
+                           started_at=started)
+        out.mkdir(parents=True, exist_ok=True)
+        with RecordWriter(records_path) as writer:
+            writer.write(header)
+
+    with RecordWriter(records_path) as writer:
+        run_judges(tasks, evaluated, writer, done=done, concurrency=args.concurrency, show_progress=not args.quiet)
+    summary = summarize(read_records(records_path))
+    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    stdout = stdout_console()
+    stdout.print(comparison_table(summary))
+    if summary["pairwise"]:
+        stdout.print(pairwise_table(summary))
+    stdout.print(f"records: {records_path}\nsummary: {out / 'summary.json'}")
+    return 0
+
+
+def add_parser(verbs) -> None:
+    """Add the ``run`` verb and its options to the command's subparsers."""
+    run = verbs.add_parser("run", help="judge data with one or more judges and compare them")
+    run.add_argument("data", nargs="+", help="data files (format auto-detected)")
+    run.add_argument("--format", choices=sorted(ADAPTERS), help="force the format of every file")
+    run.add_argument("--judge", action="append", required=True, metavar="SPEC",
+                     help="name or name:key=value,... (repeatable); see `groundjudge judges`")
+    run.add_argument("--split", choices=("train", "dev", "test"),
+                     help="evaluate only this split (data without splits: the --dev-fraction group split)")
+    run.add_argument("--calibrate-on", nargs="+", metavar="DEV", help="dev file(s) to fit thresholds on")
+    run.add_argument("--dev-fraction", type=float, default=0.3,
+                     help="when the data has no splits, this share of groups is dev (0 disables)")
+    run.add_argument("--sample", type=int, help="evaluate a seeded random sample of this many examples")
+    run.add_argument("--seed", type=int, default=0)
+    run.add_argument("--out", default="runs/latest", help="run directory (records.jsonl, summary.json)")
+    run.add_argument("--resume", action="store_true", help="continue the run in --out")
+    run.add_argument("--concurrency", type=int, default=8, help="examples judged at once per judge")
+    run.add_argument("--skip-invalid", action="store_true", help="skip and count invalid rows")
+    run.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_llm_options(run)
+    run.add_argument("--max-cost", type=float, metavar="USD",
+                     help="stop new LLM calls once this much is spent (the rest fall back or abstain: budget)")
+    run.add_argument("--dry-run", action="store_true", help="estimate LLM calls, tokens and $; call nothing")
+    run.set_defaults(func=cmd_run)

@@ -1,0 +1,30 @@
+"""``groundjudge summarize``: recompute a run's summary.json from its records."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from pathlib import Path
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+from groundjudge.cli.common import stdout_console
+from groundjudge.report.compare import comparison_table  # noqa: E402
+from groundjudge.runs.records import find_records, read_records  # noqa: E402
+from groundjudge.runs.summary import summarize  # noqa: E402
+
+
+def cmd_summarize(args: argparse.Namespace) -> int:
+    """Recompute summary.json from a run directory's records."""
+    out = Path(args.dir)
+    summary = summarize(read_records(find_records(out)))
+    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    stdout_console().print(comparison_table(summary))
+    return 0
+
+
+def add_parser(verbs) -> None:
+    """Add the ``summarize`` verb and its options to the command's subparsers."""
+    summ = verbs.add_parser("summarize", help="recompute summary.json from records.jsonl")
+    summ.add_argument("dir")
+    summ.set_defaults(func=cmd_summarize)

@@ -1,0 +1,84 @@
+"""``groundjudge train``: fine-tune a cross-encoder grounding judge on labelled data."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+from groundjudge.cli.common import UsageError, console, stdout_console
+from groundjudge.formats import ADAPTERS  # noqa: E402
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    """Fine-tune a cross-encoder grounding judge on labelled data; write a model dir with its card."""
+    from groundjudge.local_nli.model import DEFAULT_EMBEDDER
+    from groundjudge.local_nli.train import TrainConfig, TrainError, train
+
+    cfg = TrainConfig(data=tuple(args.data), out=args.out, base=args.base or DEFAULT_EMBEDDER, fmt=args.format,
+                      recipe=args.recipe, epochs=args.epochs, max_length=args.max_length, batch_size=args.batch_size,
+                      lr=args.lr, nli_mix=tuple(args.nli_mix or ()), synthetic=args.synthetic,
+                      dev_fraction=args.dev_fraction, max_train=args.max_train, max_dev=args.max_dev, seed=args.seed,
+                      evidence_k=args.evidence_k, evidence=args.evidence, run_dev_fraction=args.run_dev_fraction,
+                      eval_steps=args.eval_steps, save_steps=args.save_steps,
+                      patience=args.patience, skip_invalid=args.skip_invalid, resume=args.resume,
+                      stop_after=args.stop_after, time_limit_min=args.time_limit, quiet=args.quiet)
+    try:
+        card = train(cfg, report=console.print)
+    except TrainError as err:
+        raise UsageError(str(err)) from err
+    if card is None:
+        return 0
+    dev = card["dev_metrics"]["pair_level"]
+    if dev:
+        auc = "n/a" if dev["auc"] is None else f"{dev['auc']:.3f}"
+        stdout_console().print(f"dev (pair level, {dev['n']} pairs): balanced accuracy {dev['balanced_accuracy']:.3f}, "
+                        f"macro-F1 {dev['macro_f1']:.3f}, AUC {auc}; at tau={dev['tau']:.3f}: balanced accuracy "
+                        f"{dev['at_tau']['balanced_accuracy']:.3f}")
+    stdout_console().print(f"model: {args.out} (best step {card['best_step']} of {card['steps']}, "
+                    f"{card['training_time_s']} s training)")
+    return 0
+
+
+def add_parser(verbs) -> None:
+    """Add the ``train`` verb and its options to the command's subparsers."""
+    tr = verbs.add_parser("train", help="fine-tune a cross-encoder grounding judge on labelled data")
+    tr.add_argument("data", nargs="+", help="labelled data files (format auto-detected)")
+    tr.add_argument("--format", choices=sorted(ADAPTERS), help="force the format of every file")
+    tr.add_argument("--base", metavar="MODEL", help="base model: hub name or local dir (default: the packaged "
+                                                    "all-MiniLM-L6-v2)")
+    tr.add_argument("--out", required=True, metavar="DIR", help="output model directory")
+    tr.add_argument("--recipe", choices=("pairs", "diff"), default="pairs",
+                    help="pairs: every labelled answer; diff: ungrounded vs grounded siblings (default pairs)")
+    tr.add_argument("--epochs", type=int, default=2)
+    tr.add_argument("--max-length", type=int, default=256, help="max tokens of (evidence, claim)")
+    tr.add_argument("--batch-size", type=int, default=16)
+    tr.add_argument("--lr", type=float, default=5e-5)
+    tr.add_argument("--nli-mix", nargs="+", metavar="FILE", help="NLI TSV files (label, premise, hypothesis) "
+                                                                  "to mix in; makes the head 3-way")
+    tr.add_argument("--synthetic", type=int, default=0, metavar="N", help="add up to N synthetic hard negatives")
+    tr.add_argument("--dev-fraction", type=float, default=0.2,
+                    help="share of groups held out as dev when the data has no splits")
+    tr.add_argument("--max-train", type=int, default=4000, metavar="N", help="cap on training pairs (0: none)")
+    tr.add_argument("--max-dev", type=int, default=1000, metavar="N", help="cap on dev pairs (0: none)")
+    tr.add_argument("--evidence-k", type=int, metavar="K",
+                    help="context sentences per evidence (default 2 for pairs, 1 for diff)")
+    tr.add_argument("--evidence", choices=("embedding", "tfidf"), default="embedding",
+                    help="how the evidence sentences are ranked (default: sentence-embedding cosine)")
+    tr.add_argument("--run-dev-fraction", type=float, metavar="F",
+                    help="train only on what `groundjudge run --dev-fraction F` calibrates on, so that the "
+                         "run's evaluation part is never seen (default: use every labelled non-test example)")
+    tr.add_argument("--eval-steps", type=int, default=0, metavar="N", help="evaluate on dev every N steps "
+                                                                          "(and at each epoch end)")
+    tr.add_argument("--save-steps", type=int, default=100, metavar="N", help="checkpoint every N steps")
+    tr.add_argument("--patience", type=int, default=2,
+                    help="stop after this many evaluations without improvement (0: never)")
+    tr.add_argument("--stop-after", type=int, default=0, metavar="N",
+                    help="stop after N steps in all, leaving a checkpoint to --resume from")
+    tr.add_argument("--time-limit", type=float, default=0.0, metavar="MIN",
+                    help="stop training after MIN minutes and keep the best model so far (0: none)")
+    tr.add_argument("--seed", type=int, default=0)
+    tr.add_argument("--skip-invalid", action="store_true", help="skip and count invalid rows")
+    tr.add_argument("--resume", action="store_true", help="continue the run in --out from its last checkpoint")
+    tr.add_argument("--quiet", action="store_true", help="no progress bar")
+    tr.set_defaults(func=cmd_train)

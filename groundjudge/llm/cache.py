@@ -1,0 +1,57 @@
+"""The on-disk call cache, keyed by model, messages, output schema and sampling settings."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+from groundjudge.llm.settings import LLMSettings
+
+
+def cache_key(settings: LLMSettings, messages: Sequence[dict], schema: dict | None, sample_index: int) -> str:
+    """Key of a call: model, messages, output schema, sampling settings (and sample index when sampling)."""
+    payload = {"model": settings.model, "messages": list(messages), "schema": schema, **settings.sampling()}
+    if settings.temperature > 0:
+        payload["sample_index"] = sample_index
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode("utf-8")).hexdigest()
+
+
+class CallCache:
+    """A directory of JSON files, one per call key (atomic writes; safe across processes)."""
+
+    def __init__(self, root: str | Path | None, enabled: bool = True):
+        self.root = Path(root) if root else None
+        self.enabled = enabled
+        self.memory: dict[str, dict] = {}
+
+    def get(self, key: str) -> dict | None:
+        """The cached entry, or None."""
+        if not self.enabled:
+            return None
+        if key in self.memory:
+            return self.memory[key]
+        if self.root is None:
+            return None
+        path = self.root / key[:2] / f"{key}.json"
+        try:
+            return json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+
+    def put(self, key: str, entry: dict) -> None:
+        """Store an entry."""
+        if not self.enabled:
+            return
+        self.memory[key] = entry
+        if self.root is None:
+            return
+        path = self.root / key[:2] / f"{key}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
+        tmp.write_text(json.dumps(entry), encoding="utf-8")
+        tmp.replace(path)

@@ -1,0 +1,53 @@
+"""What calls cost: litellm's price table or the settings' override, and the run's spending cap."""
+
+from __future__ import annotations
+
+import os
+import threading
+from functools import lru_cache
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+import litellm  # noqa: E402
+
+from groundjudge.llm.errors import ProviderError
+from groundjudge.llm.settings import LLMSettings
+
+
+class Budget:
+    """A spending cap in USD over all calls of a run; new calls stop once it is reached."""
+
+    def __init__(self, max_cost: float | None = None):
+        self.max_cost = max_cost
+        self.spent = 0.0
+        self._lock = threading.Lock()
+
+    def check(self) -> None:
+        """Raise ProviderError('budget') when the cap is reached."""
+        if self.max_cost is not None and self.spent >= self.max_cost:
+            raise ProviderError("budget", f"budget of ${self.max_cost:.4f} spent (${self.spent:.4f})")
+
+    def add(self, cost: float) -> None:
+        """Count money spent."""
+        with self._lock:
+            self.spent += cost
+
+
+@lru_cache(maxsize=256)
+def _has_price(model: str) -> bool:
+    try:
+        litellm.cost_per_token(model=model, prompt_tokens=1, completion_tokens=1)
+        return True
+    except Exception:  # noqa: BLE001 - not in litellm's table
+        return False
+
+
+def price(settings: LLMSettings, input_tokens: int, output_tokens: int) -> float:
+    """List price of that many tokens: the settings' override, else litellm's table, else 0 (local models)."""
+    if settings.input_cost_per_mtok is not None or settings.output_cost_per_mtok is not None:
+        return (input_tokens * (settings.input_cost_per_mtok or 0.0)
+                + output_tokens * (settings.output_cost_per_mtok or 0.0)) / 1e6
+    if not _has_price(settings.model):
+        return 0.0
+    prompt_cost, completion_cost = litellm.cost_per_token(model=settings.model, prompt_tokens=input_tokens,
+                                                          completion_tokens=output_tokens)
+    return float(prompt_cost + completion_cost)

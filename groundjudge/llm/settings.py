@@ -1,0 +1,37 @@
+"""How to call one model: provider, sampling, limits and prices (never a key)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any, Literal
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+
+JsonMode = Literal["auto", "schema", "object", "none"]
+
+
+@dataclass(frozen=True)
+class LLMSettings:
+    """How to call one model: provider, sampling, limits, prices. Holds no API key."""
+
+    model: str
+    api_base: str | None = None
+    api_key_env: str | None = None
+    """Name of the environment variable that holds the key (the key itself is never stored)."""
+    temperature: float = 0.0
+    max_tokens: int = 1024
+    timeout: float = 60.0
+    max_attempts: int = 5
+    json_mode: JsonMode = "auto"
+    concurrency: int = 8
+    rpm: int | None = None
+    tpm: int | None = None
+    """Input tokens per minute (counted with litellm's tokenizer before each call)."""
+    input_cost_per_mtok: float | None = None
+    output_cost_per_mtok: float | None = None
+
+    def sampling(self) -> dict[str, Any]:
+        """The settings that change what the model answers (part of the cache key)."""
+        return {"temperature": self.temperature, "max_tokens": self.max_tokens}
