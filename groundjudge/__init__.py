@@ -6,7 +6,12 @@ registry, the runner and the metrics.
 
 from groundjudge.formats.load import DataError, load_examples
 from groundjudge.judges import build_judge, describe_judges
-from groundjudge.runs.metrics import bootstrap_ci, classification_metrics, fit_threshold, mcnemar_p
+from groundjudge.metrics import (
+    bootstrap_ci,
+    classification_metrics,
+    fit_threshold,
+    mcnemar_p,
+)
 from groundjudge.runs.records import read_records
 from groundjudge.runs.summary import summarize
 from groundjudge.types import (

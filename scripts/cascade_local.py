@@ -29,7 +29,7 @@ from pathlib import Path
 
 from sklearn.metrics import balanced_accuracy_score
 
-from groundjudge.runs.metrics import mcnemar_p
+from groundjudge.metrics import mcnemar_p
 from groundjudge.runs.records import find_records, read_records
 from groundjudge.types import Example, ResultRecord
 

@@ -41,8 +41,14 @@ from rich.table import Table
 
 from groundjudge.judges.nli import claim_label, span_backup
 from groundjudge.judges.span import find_span
-from groundjudge.local_nli.nli_model import CONTRADICTION, ENTAILMENT, NLIModel, ScoreStats, load_nli_model
-from groundjudge.runs.metrics import bootstrap_ci, mcnemar_p
+from groundjudge.local_nli.nli_model import (
+    CONTRADICTION,
+    ENTAILMENT,
+    NLIModel,
+    ScoreStats,
+    load_nli_model,
+)
+from groundjudge.metrics import bootstrap_ci, mcnemar_p
 from groundjudge.report.tables import TextTable, markdown_document
 from groundjudge.text import normalize
 

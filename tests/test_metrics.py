@@ -7,7 +7,13 @@ import math
 import pytest
 from sklearn.metrics import precision_recall_fscore_support
 
-from groundjudge.runs.metrics import bootstrap_ci, classification_metrics, fit_threshold, latency_stats, mcnemar_p
+from groundjudge.metrics import (
+    bootstrap_ci,
+    classification_metrics,
+    fit_threshold,
+    latency_stats,
+    mcnemar_p,
+)
 
 GOLD = ["grounded"] * 4 + ["ungrounded"] * 6
 PRED = ["grounded", "grounded", "grounded", "ungrounded",          # 3 of 4 grounded right

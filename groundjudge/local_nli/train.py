@@ -35,9 +35,19 @@ from typing import Any
 
 import numpy as np
 
-from groundjudge.formats.load import DataError, assign_missing_splits, dataset_hash, load_examples
 from groundjudge.formats import RowError
-from groundjudge.local_nli.model import DEFAULT_EMBEDDER, best_device, resolve_model, torch_threads
+from groundjudge.formats.load import (
+    DataError,
+    assign_missing_splits,
+    dataset_hash,
+    load_examples,
+)
+from groundjudge.local_nli.model import (
+    DEFAULT_EMBEDDER,
+    best_device,
+    resolve_model,
+    torch_threads,
+)
 from groundjudge.local_nli.pairs import (
     NLI_LABELS,
     SHORT_ANSWER_WORDS,
@@ -48,7 +58,7 @@ from groundjudge.local_nli.pairs import (
     source_group,
     synthetic_pairs,
 )
-from groundjudge.runs.metrics import classification_metrics, fit_threshold
+from groundjudge.metrics import classification_metrics, fit_threshold
 from groundjudge.types import Example
 
 BINARY_LABELS = {0: "unsupported", 1: "supported"}
@@ -607,8 +617,14 @@ class _progress_bar:
             return lambda loss: None
         if not console.is_terminal:
             return self._lines(console)
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-        from rich.progress import TimeRemainingColumn
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
 
         self.bar = Progress(TextColumn("training"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                             TimeRemainingColumn(), TextColumn("loss {task.fields[loss]:.3f}"), console=console)

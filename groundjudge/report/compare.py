@@ -17,7 +17,7 @@ from typing import Any
 
 from rich.table import Table
 
-from groundjudge.runs.metrics import mcnemar_p
+from groundjudge.metrics import mcnemar_p
 from groundjudge.runs.records import RunRecords, find_records, read_records
 from groundjudge.runs.summary import summarize
 from groundjudge.types import Example, ResultRecord

@@ -16,8 +16,14 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 
-from groundjudge.runs.metrics import classification_metrics  # noqa: E402
-from groundjudge.report.compare import Comparison, per_response, ranked, score_based, slice_key  # noqa: E402
+from groundjudge.metrics import classification_metrics  # noqa: E402
+from groundjudge.report.compare import (  # noqa: E402
+    Comparison,
+    per_response,
+    ranked,
+    score_based,
+    slice_key,
+)
 from groundjudge.types import ResultRecord  # noqa: E402
 
 DPI = 110

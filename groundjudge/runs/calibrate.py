@@ -6,7 +6,7 @@ import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
 
-from groundjudge.runs.metrics import fit_threshold
+from groundjudge.metrics import fit_threshold
 from groundjudge.runs.records import RecordWriter, read_records
 from groundjudge.runs.runner import JudgeTask, run_judges
 from groundjudge.types import Calibration, Example, RunHeader

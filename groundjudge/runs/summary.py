@@ -7,10 +7,15 @@ from itertools import combinations
 from typing import Any
 
 from groundjudge.judges.error_types import taxonomy_names
-from groundjudge.runs.metrics import bootstrap_ci, classification_metrics, latency_stats, mcnemar_p
+from groundjudge.metrics import (
+    bootstrap_ci,
+    classification_metrics,
+    latency_stats,
+    mcnemar_p,
+)
 from groundjudge.runs.records import RunRecords
-from groundjudge.types import ResultRecord
 from groundjudge.runs.views_summary import views_diagnostics
+from groundjudge.types import ResultRecord
 
 
 def _judge_summary(spec: str, results: list[ResultRecord], threshold: dict[str, Any] | None,
