@@ -108,6 +108,30 @@ def latency_stats(seconds: Sequence[float]) -> dict[str, float]:
             "p95": float(np.percentile(values, 95))}
 
 
+def union_seconds(intervals: Sequence[tuple[float, float]]) -> float:
+    """Total time covered by (start, end) intervals, overlaps counted once (a judge's wall time over its examples,
+    gaps between resumed runs left out)."""
+    total, reach = 0.0, None
+    for start, end in sorted(intervals):
+        if reach is None or start > reach:
+            total += end - start
+            reach = end
+        elif end > reach:
+            total += end - reach
+            reach = end
+    return total
+
+
+def peak_overlap(intervals: Sequence[tuple[float, float]]) -> int:
+    """The most (start, end) intervals open at one time (examples judged at once)."""
+    events = sorted([(start, 1) for start, _ in intervals] + [(end, -1) for _, end in intervals])
+    peak = current = 0
+    for _, step in events:  # an end sorts before a start at the same instant
+        current += step
+        peak = max(peak, current)
+    return peak
+
+
 def fit_threshold(scores: Sequence[float | None], gold: Sequence[str]) -> tuple[float, float]:
     """The threshold (score >= t is grounded) that maximises balanced accuracy on dev.
 

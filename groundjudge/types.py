@@ -132,7 +132,16 @@ class LLMCall(_Frozen):
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float = 0.0
-    latency_s: float = 0.0
+    latency_s: float = Field(default=0.0, description=(
+        "Service time: from the request's send to its reply, retries included, client-side waits excluded "
+        "(for a local server with fewer slots than requests in flight it still holds the server's queue)."))
+    queue_s: float = Field(default=0.0, description="Client-side wait for a slot (concurrency limit, rate limits).")
+    server_s: float | None = Field(
+        default=None, description="The provider's own time for the reply, when it sends one (llama.cpp timings, "
+                                  "OpenAI's openai-processing-ms header).")
+    concurrency: int | None = Field(default=None, description="The resolved limit of calls in flight to the model.")
+    in_flight: int | None = Field(default=None, description="Calls to the model in flight when this one was sent "
+                                                            "(itself included).")
     attempts: int = 1
     cached: bool = False
     source_latency_s: float | None = Field(
@@ -145,7 +154,12 @@ class JudgeResult(_Frozen):
 
     verdict: Verdict
     calls: tuple[LLMCall, ...] = ()
-    latency_s: float = Field(default=0.0, description="Wall time to judge this example, in seconds.")
+    latency_s: float = Field(default=0.0, description=(
+        "Service time to judge this example, in seconds: its wall time less the time its LLM calls waited for a "
+        "client-side slot while none of them was served (queue_s)."))
+    queue_s: float = Field(default=0.0, description="Time this example's calls waited for a client-side slot.")
+    started_at: float | None = Field(default=None, description="Unix time judging this example started.")
+    finished_at: float | None = Field(default=None, description="Unix time judging this example finished.")
     timings: dict[str, float] = Field(default_factory=dict, description="Named local timings, in seconds.")
     stages: tuple[Verdict, ...] = Field(default=(), description="Verdicts of the inner judges of a fallback or cascade.")
 

@@ -12,6 +12,8 @@ from groundjudge.metrics import (
     classification_metrics,
     fit_threshold,
     latency_stats,
+    peak_overlap,
+    union_seconds,
     mcnemar_p,
 )
 
@@ -91,3 +93,11 @@ def test_fit_threshold_separates_and_takes_the_middle_of_ties():
 def test_fit_threshold_needs_scores():
     with pytest.raises(ValueError):
         fit_threshold([None, None], ["grounded", "ungrounded"])
+
+
+def test_union_and_peak_of_intervals():
+    intervals = [(0.0, 2.0), (1.0, 3.0), (5.0, 6.0), (2.0, 2.5)]
+    assert union_seconds(intervals) == 4.0          # 0-3 and 5-6; overlaps and the gap counted right
+    assert peak_overlap(intervals) == 2
+    assert peak_overlap([(0.0, 1.0), (1.0, 2.0)]) == 1  # one ends as the next starts
+    assert union_seconds([]) == 0.0 and peak_overlap([]) == 0

@@ -38,15 +38,16 @@ def runs(tmp_path, llm_server):
     return local, llm, spec
 
 
-def expected_row(s: dict) -> list[str]:
-    """A leaderboard row as report.md must print it, from summary.json alone."""
+def expected_row(s: dict, at: str = "") -> list[str]:
+    """A leaderboard row as report.md must print it, from summary.json alone (``at``: the `` @N`` latency cells
+    carry when the judges' latencies were measured at different concurrencies)."""
     def ci(metric):
         lo, hi = s["ci95"][metric]
         return f"{s[metric]:.3f} [{lo:.2f}, {hi:.2f}]"
     n = s["n_judged"]
     return [ci("balanced_accuracy"), ci("macro_f1"), f"{s['macro_precision']:.3f}", f"{s['macro_recall']:.3f}",
-            f"{s['accuracy']:.3f}", str(s["n"]), str(s["n_abstained"]), f"{s['latency_s']['p50']:.4f}",
-            f"{s['latency_s']['p95']:.4f}", f"{1000 * s['cost_usd'] / n:.4f}",
+            f"{s['accuracy']:.3f}", str(s["n"]), str(s["n_abstained"]), f"{s['latency_s']['p50']:.4f}{at}",
+            f"{s['latency_s']['p95']:.4f}{at}", f"{1000 * s['cost_usd'] / n:.4f}",
             f"{(s['tokens']['input'] + s['tokens']['output']) / n:.0f}"]
 
 
@@ -77,8 +78,13 @@ def test_report_of_two_runs_matches_their_records(runs, tmp_path):
                 LLM_LABEL: summaries[llm][spec]}
     board = markdown_rows(markdown, "Leaderboard")
     assert set(board) == set(expected)
+    ats = {f"@{stats['latency_concurrency']}" for stats in expected.values()}
+    header = next(line for line in markdown.splitlines() if line.startswith("| judge |"))
+    assert f"latency p50 s {ats.pop() if len(ats) == 1 else '@concurrency'}" in header
     for label, stats in expected.items():
-        assert board[label] == expected_row(stats), label
+        at = "" if len({s["latency_concurrency"] for s in expected.values()}) == 1 \
+            else f" @{stats['latency_concurrency']}"
+        assert board[label] == expected_row(stats, at), label
     assert summaries[llm][spec]["cost_usd"] > 0 and float(board[LLM_LABEL][9]) > 0
     assert "different data" in markdown and "How to read it" in markdown
     # McNemar matrix: across runs only where examples are shared; within a run, the run's own p-values

@@ -34,10 +34,12 @@ from tenacity import (  # noqa: E402
 )
 
 from groundjudge.llm.cache import CallCache, cache_key
+from groundjudge.llm.concurrency import resolve_concurrency
 from groundjudge.llm.cost import Budget, price
 from groundjudge.llm.errors import ProviderError, _Wait, is_retryable, redact
 from groundjudge.llm.settings import LLMSettings
 from groundjudge.llm.templates import PromptLibrary, prompt_library  # noqa: E402
+from groundjudge.llm.timing import current_clock, server_seconds
 from groundjudge.types import LLMCall  # noqa: E402
 
 litellm.suppress_debug_info = True
@@ -112,6 +114,17 @@ def _supports_schema(model: str) -> bool:
 
 
 @dataclass
+class _ModelLimits:
+    """The client-side limits of one model: calls in flight (resolved), request and token rates."""
+
+    semaphore: asyncio.Semaphore
+    requests: AsyncLimiter | None
+    tokens: AsyncLimiter | None
+    concurrency: int
+    in_flight: int = 0
+
+
+@dataclass
 class LLMService:
     """Shared by every LLM judge of a run: prompts, cache, budget, concurrency and rate limits."""
 
@@ -122,14 +135,15 @@ class LLMService:
     """No network: a call not in the cache fails with reason 'offline' (used by replay)."""
     _limits: dict = field(default_factory=dict, repr=False)
 
-    def _limiters(self, settings: LLMSettings) -> tuple[asyncio.Semaphore, AsyncLimiter | None, AsyncLimiter | None]:
+    async def _limiters(self, settings: LLMSettings) -> _ModelLimits:
         loop = asyncio.get_running_loop()
-        key = (id(loop), settings.model, settings.api_base)
+        key = (id(loop), settings.model, settings.api_base, settings.concurrency)
         if key not in self._limits:
+            concurrency = await resolve_concurrency(settings)
             # requests evenly spaced (no burst at the start of a minute); tokens over 10-second windows
             requests = AsyncLimiter(1, 60 / settings.rpm) if settings.rpm else None
             tokens = AsyncLimiter(settings.tpm / 6, 10) if settings.tpm else None
-            self._limits[key] = (asyncio.Semaphore(settings.concurrency), requests, tokens)
+            self._limits.setdefault(key, _ModelLimits(asyncio.Semaphore(concurrency), requests, tokens, concurrency))
         return self._limits[key]
 
     async def complete(self, settings: LLMSettings, prompt: str, variables: dict[str, Any],
@@ -185,10 +199,8 @@ class LLMService:
         if missing:
             raise ProviderError("no_api_key", f"{settings.model} needs {missing}, which is not set")
         self.budget.check()
-        semaphore, limiter, token_limiter = self._limiters(settings)
-        prompt_tokens = litellm.token_counter(model=settings.model, messages=messages) if token_limiter else 0
-        attempts = 0
-        start = time.perf_counter()
+        limits = await self._limiters(settings)
+        prompt_tokens = litellm.token_counter(model=settings.model, messages=messages) if limits.tokens else 0
         kwargs: dict[str, Any] = {"model": settings.model, "messages": messages, "timeout": settings.timeout,
                                   "max_retries": 0, "num_retries": 0, **settings.sampling()}
         if settings.api_key_env:
@@ -199,30 +211,48 @@ class LLMService:
                 kwargs["api_key"] = "no-key-needed"  # a local server; litellm's clients insist on some key
         if response_format:
             kwargs["response_format"] = response_format
-        async with semaphore:
-            try:
-                async for attempt in AsyncRetrying(stop=stop_after_attempt(settings.max_attempts), wait=_Wait(),
-                                                   retry=retry_if_exception(is_retryable), reraise=True):
-                    with attempt:
-                        attempts += 1
-                        if limiter:
-                            await limiter.acquire()
-                        if token_limiter:
-                            await token_limiter.acquire(min(prompt_tokens, settings.tpm / 6))
-                        response = await litellm.acompletion(**kwargs)
-            except Exception as err:  # noqa: BLE001 - classified here; the message is redacted
-                if isinstance(err, (litellm.AuthenticationError, litellm.PermissionDeniedError)):
-                    reason = "auth_error"
-                elif isinstance(err, (litellm.BadRequestError, litellm.ContextWindowExceededError)):
-                    reason = "bad_request"
-                else:
-                    reason = "retries_exhausted" if is_retryable(err) else "provider_error"
-                message = redact(f"{type(err).__name__} after {attempts} attempt(s): {err}")[:1000]
-                failure = ProviderError(reason, message)
-                failure.call = LLMCall(**base, attempts=attempts, latency_s=time.perf_counter() - start,
-                                       error=f"{reason}: {message}")
-                raise failure from None
-        latency = time.perf_counter() - start
+        clock = current_clock()
+        attempts, in_flight, limited = 0, 0, 0.0
+        waited = time.perf_counter()
+        with clock.waiting():
+            await limits.semaphore.acquire()
+        start = time.perf_counter()
+        slot_wait = start - waited
+        try:
+            async for attempt in AsyncRetrying(stop=stop_after_attempt(settings.max_attempts), wait=_Wait(),
+                                               retry=retry_if_exception(is_retryable), reraise=True):
+                with attempt:
+                    attempts += 1
+                    waited = time.perf_counter()
+                    with clock.waiting():
+                        if limits.requests:
+                            await limits.requests.acquire()
+                        if limits.tokens:
+                            await limits.tokens.acquire(min(prompt_tokens, settings.tpm / 6))
+                    limited += time.perf_counter() - waited
+                    limits.in_flight += 1
+                    in_flight = max(in_flight, limits.in_flight)
+                    try:
+                        with clock.serving():
+                            response = await litellm.acompletion(**kwargs)
+                    finally:
+                        limits.in_flight -= 1
+        except Exception as err:  # noqa: BLE001 - classified here; the message is redacted
+            if isinstance(err, (litellm.AuthenticationError, litellm.PermissionDeniedError)):
+                reason = "auth_error"
+            elif isinstance(err, (litellm.BadRequestError, litellm.ContextWindowExceededError)):
+                reason = "bad_request"
+            else:
+                reason = "retries_exhausted" if is_retryable(err) else "provider_error"
+            message = redact(f"{type(err).__name__} after {attempts} attempt(s): {err}")[:1000]
+            failure = ProviderError(reason, message)
+            failure.call = LLMCall(**base, attempts=attempts, latency_s=time.perf_counter() - start - limited,
+                                   queue_s=slot_wait + limited, concurrency=limits.concurrency, in_flight=in_flight or None,
+                                   error=f"{reason}: {message}")
+            raise failure from None
+        finally:
+            limits.semaphore.release()
+        latency = time.perf_counter() - start - limited  # the rate limiters' waits are queueing, not service
         usage = getattr(response, "usage", None)
         input_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
         output_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
@@ -232,4 +262,5 @@ class LLMService:
         self.cache.put(key, {"raw_output": raw, "input_tokens": input_tokens, "output_tokens": output_tokens,
                              "cost_usd": cost, "model": settings.model, "latency_s": latency})
         return LLMCall(**base, raw_output=raw, input_tokens=input_tokens, output_tokens=output_tokens,
-                       cost_usd=cost, latency_s=latency, attempts=attempts)
+                       cost_usd=cost, latency_s=latency, queue_s=slot_wait + limited, server_s=server_seconds(response),
+                       concurrency=limits.concurrency, in_flight=in_flight, attempts=attempts)

@@ -25,7 +25,9 @@ class LLMSettings:
     timeout: float = 60.0
     max_attempts: int = 5
     json_mode: JsonMode = "auto"
-    concurrency: int = 8
+    concurrency: int | Literal["auto"] = "auto"
+    """Calls in flight to this model at once: "auto" is 8 for hosted providers and, for an api_base on a
+    local server, the slots the server reports at /props (1 when it does not say); a number is used as given."""
     rpm: int | None = None
     tpm: int | None = None
     """Input tokens per minute (counted with litellm's tokenizer before each call)."""

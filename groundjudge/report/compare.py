@@ -18,6 +18,7 @@ from typing import Any
 from rich.table import Table
 
 from groundjudge.metrics import mcnemar_p
+from groundjudge.runs.latency import at_concurrency
 from groundjudge.runs.records import RunRecords, find_records, read_records
 from groundjudge.runs.summary import summarize
 from groundjudge.types import Example, ResultRecord
@@ -34,10 +35,13 @@ def comparison_table(summary: dict[str, Any]) -> Table:
     data = summary["dataset"]
     table = Table(title=f"groundjudge — {data['n']} examples ({data.get('eval_split') or 'all'}) "
                         f"from {', '.join(data['files'])}")
+    shared = shared_concurrency(summary["judges"].values())
     for column in ("judge", "bal. acc [95% CI]", "macro-F1 [95% CI]", "macro P", "macro R", "acc",
-                   "abstain", "threshold", "latency p50/p95 s", "$", "tokens in/out"):
+                   "abstain", "threshold", f"latency p50/p95 s {shared or '@concurrency'}", "queue share",
+                   "wall s / answer", "$", "tokens in/out"):
         table.add_column(column, justify="left" if column == "judge" else "right")
     for spec, s in summary["judges"].items():
+        wall = s.get("wall_s_per_answer")
         ci = s.get("ci95", {})
         threshold = "-" if s.get("threshold") is None else f"{s['threshold']:.3f} ({s['threshold_source']})"
         table.add_row(
@@ -49,11 +53,20 @@ def comparison_table(summary: dict[str, Any]) -> Table:
             _ci(s.get("accuracy"), None),
             str(s["n_abstained"]),
             threshold,
-            f"{s['latency_s']['p50']:.4f}/{s['latency_s']['p95']:.4f}",
+            f"{s['latency_s']['p50']:.4f}/{s['latency_s']['p95']:.4f}" + ("" if shared else f" {at_concurrency(s)}"),
+            f"{s.get('queue_share', 0.0):.0%}",
+            "-" if wall is None else f"{wall:.4f}",
             f"{s['cost_usd']:.4f}",
             f"{s['tokens']['input']}/{s['tokens']['output']}",
         )
     return table
+
+
+def shared_concurrency(summaries) -> str | None:
+    """``@N`` when every judge's latency was measured at the same concurrency N, else None (then each latency
+    cell carries its own ``@N``)."""
+    ats = {at_concurrency(s) for s in summaries}
+    return ats.pop() if len(ats) == 1 else None
 
 
 def pairwise_table(summary: dict[str, Any]) -> Table:
@@ -222,6 +235,8 @@ def compare(paths: list[str | Path], common_only: bool = False) -> Comparison:
     comparison.labels = {key: name if counts[name] == 1 else key for key, name in short.items()}
     comparison.colours = {key: PALETTE[i % len(PALETTE)] for i, key in enumerate(comparison.judges)}
     comparison.pairwise = _pairwise(comparison.results)
+    comparison.notes += [f"{comparison.labels[key]}: {note}" for key, stats in comparison.judges.items()
+                         for note in stats.get("latency_notes", [])]
     return comparison
 
 
@@ -244,12 +259,22 @@ LEADERBOARD_COLUMNS = (
     ("latency_p50_s", "latency p50 s"), ("latency_p95_s", "latency p95 s"), ("usd_per_1000", "$ / 1k responses"),
     ("tokens_per_response", "tokens / response"),
 )
-"""(metric, heading) of the leaderboard, after the judge column."""
+"""(metric, heading) of the leaderboard, after the judge column (latency headings get the concurrency from
+:func:`leaderboard_columns`)."""
+
+
+def leaderboard_columns(comparison: Comparison) -> list[tuple[str, str]]:
+    """The leaderboard's (metric, heading) with the concurrency the latencies were measured at: ``latency p50 s
+    @8`` when all judges share it, else ``@concurrency`` (and each cell says its own)."""
+    shared = shared_concurrency(comparison.judges.values())
+    return [(metric, f"{heading} {shared or '@concurrency'}" if metric.startswith("latency") else heading)
+            for metric, heading in LEADERBOARD_COLUMNS]
 
 
 def leaderboard(comparison: Comparison) -> list[dict[str, Any]]:
     """One row per judge, ranked: ``value`` (the number), ``text`` (as printed) and ``ci`` per metric."""
     rows = []
+    shared = shared_concurrency(comparison.judges.values())
     for key in ranked(comparison):
         s = comparison.judges[key]
         dollars, tokens = per_response(s)
@@ -267,7 +292,9 @@ def leaderboard(comparison: Comparison) -> list[dict[str, Any]]:
                 text = "-"
             elif metric in ("n", "n_abstained"):
                 text = str(value)
-            elif metric.startswith("latency") or metric == "usd_per_1000":
+            elif metric.startswith("latency"):
+                text = f"{value:.4f}" + ("" if shared else f" {at_concurrency(s)}")
+            elif metric == "usd_per_1000":
                 text = f"{value:.4f}"
             elif metric == "tokens_per_response":
                 text = f"{value:.0f}"

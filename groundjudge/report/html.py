@@ -16,7 +16,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from groundjudge.report.compare import LEADERBOARD_COLUMNS, Comparison, example_key, leaderboard, ranked
+from groundjudge.report.compare import Comparison, example_key, leaderboard, leaderboard_columns, ranked
 from groundjudge.report.markdown import HOW_TO_READ, extra_tables
 from groundjudge.types import Example, ResultRecord
 
@@ -77,13 +77,13 @@ def _verdict(record: ResultRecord, strings: _Strings) -> dict[str, Any]:
                        "evidence": evidence})
     return {
         "label": verdict.label, "score": verdict.score, "threshold": verdict.threshold, "path": verdict.path,
-        "abstain_reason": verdict.abstain_reason, "latency_s": result.latency_s,
+        "abstain_reason": verdict.abstain_reason, "latency_s": result.latency_s, "queue_s": result.queue_s,
         "cost_usd": sum(c.cost_usd for c in result.calls), "claims": claims,
         "stages": [{"label": s.label, "path": s.path, "score": s.score, "abstain_reason": s.abstain_reason}
                    for s in result.stages],
         "calls": [{"template": c.template, "model": c.model, "input_tokens": c.input_tokens,
                    "output_tokens": c.output_tokens, "cost_usd": c.cost_usd, "latency_s": c.latency_s,
-                   "cached": c.cached, "attempts": c.attempts, "error": c.error,
+                   "queue_s": c.queue_s, "server_s": c.server_s, "cached": c.cached, "attempts": c.attempts, "error": c.error,
                    "messages": [{"role": str(m.get("role", "?")), "content": strings(_content(m.get("content", "")))}
                                 for m in c.messages],
                    "raw_output": strings(c.raw_output)} for c in result.calls],
@@ -167,7 +167,7 @@ def page_data(comparison: Comparison, max_examples: int = 2000) -> dict[str, Any
         "notes": comparison.notes,
         "judges": [{"key": k, "label": comparison.labels[k], "spec": comparison.specs[k], "run": comparison.run_of[k],
                     "colour": comparison.colours[k], "rank": i} for i, k in enumerate(order, start=1)],
-        "columns": [list(c) for c in LEADERBOARD_COLUMNS],
+        "columns": [list(c) for c in leaderboard_columns(comparison)],
         "leaderboard": leaderboard(comparison),
         "how_to_read": HOW_TO_READ,
         "pairwise": comparison.pairwise,

@@ -6,15 +6,17 @@ import re
 from pathlib import Path
 from typing import Any
 
-from groundjudge.report.compare import LEADERBOARD_COLUMNS, Comparison, format_cell, leaderboard, ranked
+from groundjudge.report.compare import Comparison, format_cell, leaderboard, leaderboard_columns, ranked
 from groundjudge.runs.summary import latency_without_cache
 
 HOW_TO_READ = (
     "Balanced accuracy and macro-F1 weigh grounded and ungrounded answers equally; the bracket is a bootstrap "
     "95% interval, and judges whose intervals overlap may not really differ — the McNemar matrix tests each pair "
     "on the examples both judged (p < 0.05: their error rates differ). Abstentions count as errors, never as "
-    "grounded; latency is wall time per response on the machine that ran the judge, and $ is at the provider's "
-    "list prices (local judges cost nothing per call)."
+    "grounded; latency is service time per response on the machine that ran the judge (wall time less the wait "
+    "for a client-side slot), measured at the concurrency after the @ (requests in flight: a server that cannot "
+    "serve them all at once adds its own queue), and $ is at the provider's list prices (local judges cost nothing "
+    "per call)."
 )
 
 
@@ -45,8 +47,9 @@ def _runs(comparison: Comparison) -> list[str]:
 
 
 def _leaderboard(comparison: Comparison) -> list[str]:
-    headers = ["judge"] + [heading for _, heading in LEADERBOARD_COLUMNS]
-    rows = [[row["label"]] + [format_cell(row["cells"][metric]) for metric, _ in LEADERBOARD_COLUMNS]
+    columns = leaderboard_columns(comparison)
+    headers = ["judge"] + [heading for _, heading in columns]
+    rows = [[row["label"]] + [format_cell(row["cells"][metric]) for metric, _ in columns]
             for row in leaderboard(comparison)]
     return ["## Leaderboard", "", table(headers, rows), "", "How to read it: " + HOW_TO_READ]
 

@@ -12,6 +12,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from groundjudge.judges import Judge
 from groundjudge.local_nli.model import ModelUnavailable
 from groundjudge.llm.templates import TemplateError
+from groundjudge.llm.timing import measure_queue
 from groundjudge.runs.records import RecordWriter
 from groundjudge.types import Example, JudgeResult, ResultRecord, Verdict
 
@@ -28,18 +29,22 @@ class JudgeTask:
 
 
 async def judge_one(judge: Judge, example: Example) -> JudgeResult:
-    """Judge one example, timing it; an unexpected error becomes an abstention, never a lost example."""
-    start = time.perf_counter()
-    try:
-        result = await judge.judge(example)
-    except FATAL_ERRORS:
-        raise
-    except Exception as err:  # noqa: BLE001 - recorded as the abstention reason
-        message = f"{type(err).__name__}: {err}".splitlines()[0][:300]
-        verdict = Verdict(example_id=example.id, label="abstain", abstain_reason=f"judge_error: {message}",
-                          path=f"error:{getattr(judge, 'name', type(judge).__name__)}")
-        result = JudgeResult(verdict=verdict)
-    return result.model_copy(update={"latency_s": time.perf_counter() - start})
+    """Judge one example, timing it (service time apart from client-side queueing); an unexpected error
+    becomes an abstention, never a lost example."""
+    started_at, start = time.time(), time.perf_counter()
+    with measure_queue() as clock:
+        try:
+            result = await judge.judge(example)
+        except FATAL_ERRORS:
+            raise
+        except Exception as err:  # noqa: BLE001 - recorded as the abstention reason
+            message = f"{type(err).__name__}: {err}".splitlines()[0][:300]
+            verdict = Verdict(example_id=example.id, label="abstain", abstain_reason=f"judge_error: {message}",
+                              path=f"error:{getattr(judge, 'name', type(judge).__name__)}")
+            result = JudgeResult(verdict=verdict)
+    wall = time.perf_counter() - start
+    return result.model_copy(update={"latency_s": wall - clock.queue_s, "queue_s": clock.queue_s,
+                                     "started_at": started_at, "finished_at": started_at + wall})
 
 
 async def _judge_all(task: JudgeTask, examples: Sequence[Example], concurrency: int,

@@ -13,6 +13,7 @@ from groundjudge.metrics import (
     latency_stats,
     mcnemar_p,
 )
+from groundjudge.runs.latency import latency_summary
 from groundjudge.runs.records import RunRecords
 from groundjudge.runs.views_summary import views_diagnostics
 from groundjudge.types import ResultRecord
@@ -42,6 +43,7 @@ def _judge_summary(spec: str, results: list[ResultRecord], threshold: dict[str, 
         "threshold_source": None if threshold is None else threshold["source"],
         "latency_s": latency_stats([r.result.latency_s for r in results]),
         **_uncached_latency(results),
+        **latency_summary(results),
         "cost_usd": sum(c.cost_usd for c in calls),
         "tokens": {"input": sum(c.input_tokens for c in calls), "output": sum(c.output_tokens for c in calls)},
         "cost_usd_spent": sum(c.cost_usd for c in calls if not c.cached),
@@ -188,4 +190,5 @@ def summarize(records: RunRecords, n_boot: int = 1000) -> dict[str, Any]:
                     "skipped_rows": header.dataset.skipped_rows, "eval_split": header.eval_split},
         "judges": judges,
         "pairwise": pairwise,
+        "notes": [f"{spec}: {note}" for spec, s in judges.items() for note in s.get("latency_notes", [])],
     }

@@ -242,6 +242,8 @@
     const det = el("details", null, "call");
     const bits = [call.template, call.model, call.input_tokens + " in / " + call.output_tokens + " out tokens",
       "$" + fmt(call.cost_usd, 5), fmt(call.latency_s, 2) + " s"];
+    if (call.queue_s) bits.push("queued " + fmt(call.queue_s, 2) + " s");
+    if (call.server_s !== null && call.server_s !== undefined) bits.push("server " + fmt(call.server_s, 2) + " s");
     if (call.cached) bits.push("cached");
     if (call.attempts > 1) bits.push(call.attempts + " attempts");
     if (call.error) bits.push("error: " + call.error);
@@ -268,7 +270,7 @@
     const facts = [];
     if (v.score !== null) facts.push("score " + fmt(v.score, 3) + (v.threshold !== null ? " vs threshold " + fmt(v.threshold, 3) : ""));
     if (v.abstain_reason) facts.push("abstained: " + v.abstain_reason);
-    facts.push("path " + v.path, fmt(v.latency_s, 3) + " s");
+    facts.push("path " + v.path, fmt(v.latency_s, 3) + " s" + (v.queue_s ? " (+ " + fmt(v.queue_s, 3) + " s queued)" : ""));
     if (v.cost_usd) facts.push("$" + fmt(v.cost_usd, 5));
     add(head, el("span", facts.join(" · "), "kv"));
     box.appendChild(head);

@@ -1,0 +1,99 @@
+"""What a judge's latency means: service time per answer, the concurrency it was measured at, queueing,
+and the run's wall time per answer — computed from the records.
+
+Per-answer latency (``JudgeResult.latency_s``) is service time: the answer's wall time less the time its
+LLM calls waited for a client-side slot (``queue_s``). A server that serves fewer requests at once than
+it is sent still queues them on its side, and that wait is part of the measured latency: it grows with
+the concurrency. The run's wall time per answer (the time covered by the answers' start-to-finish
+intervals, divided by the answers) tells the two apart: a p50 latency far above it means the requests
+overlapped, and the notes say so.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from groundjudge.metrics import latency_stats, peak_overlap, union_seconds
+from groundjudge.types import ResultRecord
+
+LATENCY_KIND = "service time per answer: wall time less the client-side queue (queue_s)"
+"""What ``latency_s`` in a summary measures."""
+
+OVERLAP_NOTE_RATIO = 1.5
+"""A note when the p50 latency exceeds the run's wall time per answer by this factor (requests overlapped)."""
+
+QUEUE_NOTE_SHARE = 0.5
+"""A note when more than this share of the answers' time was spent waiting for a client-side slot."""
+
+
+def _intervals(results: list[ResultRecord]) -> list[tuple[float, float]]:
+    return [(r.result.started_at, r.result.finished_at) for r in results
+            if r.result.started_at is not None and r.result.finished_at is not None]
+
+
+def _server_per_answer(results: list[ResultRecord]) -> list[float]:
+    """Per answer, the provider's own time summed over its calls; only answers whose every call has one."""
+    out = []
+    for r in results:
+        made = [c for c in r.result.calls if not c.cached]
+        if made and all(c.server_s is not None for c in made):
+            out.append(sum(c.server_s or 0.0 for c in made))
+    return out
+
+
+def measured_concurrency(results: list[ResultRecord]) -> int | None:
+    """The concurrency the latency was measured at: the most calls to the model in flight at once (LLM judges),
+    else the most examples judged at once; None for records that predate these fields."""
+    in_flight = [c.in_flight for r in results for c in r.result.calls if not c.cached and c.in_flight]
+    if in_flight:
+        return max(in_flight)
+    intervals = _intervals(results)
+    return peak_overlap(intervals) if intervals else None
+
+
+def latency_summary(results: list[ResultRecord]) -> dict[str, Any]:
+    """Latency fields of a judge's summary: kind, concurrency, queue, wall time per answer, server time, notes."""
+    service = [r.result.latency_s for r in results]
+    queued = [r.result.queue_s for r in results]
+    intervals = _intervals(results)
+    limits = [c.concurrency for r in results for c in r.result.calls if c.concurrency]
+    out: dict[str, Any] = {
+        "latency_kind": LATENCY_KIND,
+        "latency_concurrency": measured_concurrency(results),
+        "concurrency_limit": max(limits) if limits else None,
+        "queue_s": latency_stats(queued),
+        "queue_share": sum(queued) / total if (total := sum(queued) + sum(service)) > 0 else 0.0,
+        "wall_s_per_answer": union_seconds(intervals) / len(intervals) if intervals else None,
+    }
+    server = _server_per_answer(results)
+    if server:
+        out["server_s"] = latency_stats(server)
+    out["latency_notes"] = latency_notes(latency_stats(service), out)
+    return out
+
+
+def latency_notes(latency: dict[str, float], fields: dict[str, Any]) -> list[str]:
+    """Warnings when the latency grew with the concurrency it was measured at, or queueing dominated."""
+    notes = []
+    at, wall = fields["latency_concurrency"], fields["wall_s_per_answer"]
+    server = fields.get("server_s")
+    server_confirms = server is not None and latency["p50"] <= OVERLAP_NOTE_RATIO * server["p50"]
+    if at and at > 1 and wall and latency["p50"] > OVERLAP_NOTE_RATIO * wall and not server_confirms:
+        notes.append(
+            f"p50 latency {latency['p50']:.3g} s is {latency['p50'] / wall:.1f}x the run's wall time per answer "
+            f"({wall:.3g} s) at {at} requests in flight: the requests overlapped, and a server that cannot serve "
+            f"{at} at once counts its own queue as latency (it grows with concurrency); measure at concurrency=1 "
+            f"for the latency of one request alone.")
+    if fields["queue_share"] > QUEUE_NOTE_SHARE:
+        limit = fields["concurrency_limit"]
+        notes.append(
+            f"{fields['queue_share']:.0%} of the answers' time was spent waiting for a client-side slot"
+            + (f" (limit {limit} calls in flight)" if limit else "")
+            + ": left out of the latency; the wall time per answer says how long a run takes.")
+    return notes
+
+
+def at_concurrency(summary: dict[str, Any]) -> str:
+    """``@N``: the concurrency a judge summary's latency was measured at (``@?`` for old records)."""
+    at = summary.get("latency_concurrency")
+    return f"@{at}" if at else "@?"
