@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import threading
 from functools import lru_cache
 from urllib.parse import urlsplit
 
@@ -33,6 +34,9 @@ PROBE_TIMEOUT_S = 2.0
 
 LOCAL_HOSTNAMES = frozenset({"localhost", "host.docker.internal"})
 """Host names taken as local besides loopback and private addresses and ``*.local``."""
+
+
+_PROBE_LOCK = threading.Lock()
 
 
 class _GenerationSettings(BaseModel):
@@ -93,7 +97,8 @@ def resolve_concurrency_sync(settings: LLMSettings) -> int:
         return max(1, int(settings.concurrency))
     if not is_local(settings.api_base):
         return HOSTED_CONCURRENCY
-    props = probe_server(settings.api_base)
+    with _PROBE_LOCK:  # judges start many calls at once: the first probes, the others read its answer
+        props = probe_server(settings.api_base)
     if props is None or props.total_slots is None:
         return UNKNOWN_LOCAL_CONCURRENCY
     return props.total_slots
