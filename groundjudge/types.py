@@ -140,6 +140,9 @@ class LLMCall(_Frozen):
         default=None, description="The provider's own time for the reply, when it sends one (llama.cpp timings, "
                                   "OpenAI's openai-processing-ms header).")
     concurrency: int | None = Field(default=None, description="The resolved limit of calls in flight to the model.")
+    server_slots: int | None = Field(
+        default=None, description="Requests the server serves at once: a local server's /props total_slots, 1 when "
+                                  "a local server does not say, None for hosted providers (unknown).")
     in_flight: int | None = Field(default=None, description="Calls to the model in flight when this one was sent "
                                                             "(itself included).")
     attempts: int = 1

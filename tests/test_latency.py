@@ -141,3 +141,21 @@ def test_report_latency_columns_name_the_concurrency(queued_run, tmp_path):
     header = next(line for line in markdown.splitlines() if line.startswith("| judge |"))
     assert "latency p50 s @1" in header and "latency p95 s @1" in header
     assert "latency p50 s @1" in (tmp_path / "report" / "report.html").read_text()
+
+
+def test_more_requests_in_flight_than_the_server_serves_is_noted(tmp_path, llm_server):
+    """An explicit concurrency above a local server's slots (1 when it does not say) counts the server's queue as
+    latency: the summary names the slots and says so; at the default (auto) the note is absent."""
+    llm_server.set_responder(lambda request: Reply(content=oracle_responder(request).content, delay=DELAY_S))
+    data = write_jsonl(tmp_path / "qa.jsonl", qa_rows(n_groups=N_EXAMPLES // 2))
+    notes = {}
+    for setting in ("", f",concurrency={N_EXAMPLES}"):
+        spec = f"direct:model=openai/gpt-4o-mini,api_base={llm_server.openai_base}{setting}"
+        out = tmp_path / f"run{len(notes)}"
+        cli("run", str(data), "--judge", spec, "--concurrency", str(N_EXAMPLES), "--dev-fraction", "0",
+            "--out", str(out), "--quiet", "--no-cache")
+        s = json.loads((out / "summary.json").read_text())["judges"][spec]
+        assert s["server_slots"] == UNKNOWN_LOCAL_CONCURRENCY
+        notes[setting] = [n for n in s["latency_notes"] if "serves 1 at once" in n]
+    assert notes[""] == []
+    assert len(notes[f",concurrency={N_EXAMPLES}"]) == 1

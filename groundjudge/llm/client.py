@@ -34,7 +34,7 @@ from tenacity import (  # noqa: E402
 )
 
 from groundjudge.llm.cache import CallCache, cache_key
-from groundjudge.llm.concurrency import resolve_concurrency
+from groundjudge.llm.concurrency import resolve_concurrency, server_slots
 from groundjudge.llm.cost import Budget, price
 from groundjudge.llm.errors import ProviderError, _Wait, is_retryable, redact
 from groundjudge.llm.settings import LLMSettings
@@ -121,6 +121,7 @@ class _ModelLimits:
     requests: AsyncLimiter | None
     tokens: AsyncLimiter | None
     concurrency: int
+    server_slots: int | None = None
     in_flight: int = 0
 
 
@@ -143,7 +144,9 @@ class LLMService:
             # requests evenly spaced (no burst at the start of a minute); tokens over 10-second windows
             requests = AsyncLimiter(1, 60 / settings.rpm) if settings.rpm else None
             tokens = AsyncLimiter(settings.tpm / 6, 10) if settings.tpm else None
-            self._limits.setdefault(key, _ModelLimits(asyncio.Semaphore(concurrency), requests, tokens, concurrency))
+            slots = await server_slots(settings)
+            self._limits.setdefault(key, _ModelLimits(asyncio.Semaphore(concurrency), requests, tokens, concurrency,
+                                                      slots))
         return self._limits[key]
 
     async def complete(self, settings: LLMSettings, prompt: str, variables: dict[str, Any],
@@ -247,7 +250,8 @@ class LLMService:
             message = redact(f"{type(err).__name__} after {attempts} attempt(s): {err}")[:1000]
             failure = ProviderError(reason, message)
             failure.call = LLMCall(**base, attempts=attempts, latency_s=time.perf_counter() - start - limited,
-                                   queue_s=slot_wait + limited, concurrency=limits.concurrency, in_flight=in_flight or None,
+                                   queue_s=slot_wait + limited, concurrency=limits.concurrency, server_slots=limits.server_slots,
+                                   in_flight=in_flight or None,
                                    error=f"{reason}: {message}")
             raise failure from None
         finally:
@@ -263,4 +267,5 @@ class LLMService:
                              "cost_usd": cost, "model": settings.model, "latency_s": latency})
         return LLMCall(**base, raw_output=raw, input_tokens=input_tokens, output_tokens=output_tokens,
                        cost_usd=cost, latency_s=latency, queue_s=slot_wait + limited, server_s=server_seconds(response),
-                       concurrency=limits.concurrency, in_flight=in_flight, attempts=attempts)
+                       concurrency=limits.concurrency, server_slots=limits.server_slots, in_flight=in_flight,
+                       attempts=attempts)

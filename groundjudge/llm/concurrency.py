@@ -104,6 +104,23 @@ def resolve_concurrency_sync(settings: LLMSettings) -> int:
     return props.total_slots
 
 
+def server_slots_sync(settings: LLMSettings) -> int | None:
+    """Requests the model's server serves at once: a local server's /props ``total_slots``, 1 for a local
+    server that does not say, None for a hosted provider (unknown; taken as enough)."""
+    if not is_local(settings.api_base):
+        return None
+    with _PROBE_LOCK:
+        props = probe_server(settings.api_base)
+    return UNKNOWN_LOCAL_CONCURRENCY if props is None or props.total_slots is None else props.total_slots
+
+
+async def server_slots(settings: LLMSettings) -> int | None:
+    """:func:`server_slots_sync` without blocking the event loop during the probe."""
+    if not is_local(settings.api_base):
+        return None
+    return await asyncio.to_thread(server_slots_sync, settings)
+
+
 async def resolve_concurrency(settings: LLMSettings) -> int:
     """:func:`resolve_concurrency_sync` without blocking the event loop during the probe."""
     if settings.concurrency != "auto" or not is_local(settings.api_base):

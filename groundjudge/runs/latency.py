@@ -19,9 +19,6 @@ from groundjudge.types import ResultRecord
 LATENCY_KIND = "service time per answer: wall time less the client-side queue (queue_s)"
 """What ``latency_s`` in a summary measures."""
 
-OVERLAP_NOTE_RATIO = 1.5
-"""A note when the p50 latency exceeds the run's wall time per answer by this factor (requests overlapped)."""
-
 QUEUE_NOTE_SHARE = 0.5
 """A note when more than this share of the answers' time was spent waiting for a client-side slot."""
 
@@ -64,6 +61,8 @@ def latency_summary(results: list[ResultRecord]) -> dict[str, Any]:
         "queue_s": latency_stats(queued),
         "queue_share": sum(queued) / total if (total := sum(queued) + sum(service)) > 0 else 0.0,
         "wall_s_per_answer": union_seconds(intervals) / len(intervals) if intervals else None,
+        "server_slots": min(slots) if (slots := [c.server_slots for r in results for c in r.result.calls
+                                                  if c.server_slots]) else None,
     }
     server = _server_per_answer(results)
     if server:
@@ -73,17 +72,21 @@ def latency_summary(results: list[ResultRecord]) -> dict[str, Any]:
 
 
 def latency_notes(latency: dict[str, float], fields: dict[str, Any]) -> list[str]:
-    """Warnings when the latency grew with the concurrency it was measured at, or queueing dominated."""
+    """Warnings when the latency grew with the concurrency it was measured at, or queueing dominated.
+
+    Latency grows with concurrency when more requests were in flight than the server serves at once
+    (``server_slots``: a local server's /props, 1 for a local server that does not say): the server's own
+    queue is then inside every request's time. A provider's processing-time header does not settle it:
+    llama-cpp-python's ``openai-processing-ms`` includes the wait for its one slot.
+    """
     notes = []
-    at, wall = fields["latency_concurrency"], fields["wall_s_per_answer"]
-    server = fields.get("server_s")
-    server_confirms = server is not None and latency["p50"] <= OVERLAP_NOTE_RATIO * server["p50"]
-    if at and at > 1 and wall and latency["p50"] > OVERLAP_NOTE_RATIO * wall and not server_confirms:
+    at, wall, slots = fields["latency_concurrency"], fields["wall_s_per_answer"], fields.get("server_slots")
+    if at and slots and at > slots:
         notes.append(
-            f"p50 latency {latency['p50']:.3g} s is {latency['p50'] / wall:.1f}x the run's wall time per answer "
-            f"({wall:.3g} s) at {at} requests in flight: the requests overlapped, and a server that cannot serve "
-            f"{at} at once counts its own queue as latency (it grows with concurrency); measure at concurrency=1 "
-            f"for the latency of one request alone.")
+            f"p50 latency {latency['p50']:.3g} s was measured at {at} requests in flight to a server that serves "
+            f"{slots} at once: its queue is counted as latency, which grows with concurrency"
+            + (f" (the run's wall time per answer was {wall:.3g} s)" if wall else "")
+            + f"; use concurrency={slots} (the default, concurrency=auto) for the latency of a request alone.")
     if fields["queue_share"] > QUEUE_NOTE_SHARE:
         limit = fields["concurrency_limit"]
         notes.append(
