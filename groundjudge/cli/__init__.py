@@ -15,6 +15,7 @@ from groundjudge.formats.load import DataError  # noqa: E402
 from groundjudge.judges import SpecError  # noqa: E402
 from groundjudge.llm.templates import TemplateError  # noqa: E402
 from groundjudge.local_nli.model import ModelUnavailable  # noqa: E402
+from groundjudge.runs.lock import RunLockError  # noqa: E402
 from groundjudge.runs.records import RecordsError  # noqa: E402
 
 
@@ -31,10 +32,11 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script."""
     args = build_parser().parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING)
     try:
         return args.func(args)
-    except (DataError, SpecError, UsageError, RecordsError, ModelUnavailable, TemplateError) as err:
+    except (DataError, SpecError, UsageError, RecordsError, ModelUnavailable, TemplateError, RunLockError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
 

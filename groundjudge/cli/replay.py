@@ -13,6 +13,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 from groundjudge.cli.common import git_commit, make_service, stdout_console
 from groundjudge.judges import build_judge  # noqa: E402
 from groundjudge.runs.calibrate import with_threshold  # noqa: E402
+from groundjudge.runs.lock import RunLock
 from groundjudge.runs.records import RecordWriter, find_records, read_records  # noqa: E402
 from groundjudge.runs.runner import JudgeTask, run_judges  # noqa: E402
 from groundjudge.runs.summary import summarize  # noqa: E402
@@ -36,19 +37,21 @@ def cmd_replay(args: argparse.Namespace) -> int:
     service = make_service(args, offline=True, cache=cache)
     out = Path(args.out) if args.out else source / "replay"
     records_path = out / "records.jsonl"
-    if records_path.exists():
-        records_path.unlink()
-    header = original.header.model_copy(update={"run_id": uuid.uuid4().hex[:12], "git_commit": git_commit(),
-                                                "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds")})
-    with RecordWriter(records_path) as writer:
-        writer.write(header)
-        for spec in header.judges:
-            judge, _ = build_judge(spec.spec, service=service)
-            task = JudgeTask(spec=spec.spec, judge=judge)
-            if spec.calibration is not None:
-                task = with_threshold(task, spec.calibration)
-            examples = [r.example for r in original.results if r.judge == spec.spec]
-            run_judges([task], examples, writer, show_progress=not args.quiet)
+    with RunLock(out, ["groundjudge", *getattr(args, "argv", ["replay"])]):
+        if records_path.exists():
+            records_path.unlink()
+        started = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        header = original.header.model_copy(update={"run_id": uuid.uuid4().hex[:12], "git_commit": git_commit(),
+                                                    "started_at": started})
+        with RecordWriter(records_path) as writer:
+            writer.write(header)
+            for spec in header.judges:
+                judge, _ = build_judge(spec.spec, service=service)
+                task = JudgeTask(spec=spec.spec, judge=judge)
+                if spec.calibration is not None:
+                    task = with_threshold(task, spec.calibration)
+                examples = [r.example for r in original.results if r.judge == spec.spec]
+                run_judges([task], examples, writer, show_progress=not args.quiet)
     replayed = read_records(records_path)
     before = {(r.judge, r.example.id): r.result.verdict for r in original.results}
     differ = [(r.judge, r.example.id) for r in replayed.results

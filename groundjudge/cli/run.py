@@ -6,6 +6,8 @@ import argparse
 import json
 import os
 import random
+import shlex
+import sys
 import uuid
 from datetime import datetime, timezone
 from pathlib import Path
@@ -24,8 +26,10 @@ from groundjudge.cli.common import (
 from groundjudge.formats import ADAPTERS  # noqa: E402
 from groundjudge.formats.load import assign_missing_splits, dataset_hash, load_examples  # noqa: E402
 from groundjudge.judges import build_judge, parse_spec  # noqa: E402
+from groundjudge.paths import portable_path
 from groundjudge.report.compare import comparison_table, pairwise_table  # noqa: E402
 from groundjudge.runs.calibrate import calibrate, needs_calibration, with_threshold  # noqa: E402
+from groundjudge.runs.lock import RunInterrupted, RunLock, interrupts_raised
 from groundjudge.runs.records import (  # noqa: E402
     RecordWriter,
     read_records,
@@ -109,6 +113,27 @@ def cmd_run(args: argparse.Namespace) -> int:
                           hash=dataset_hash(evaluated), n_loaded=len(loaded.examples),
                           skipped_rows=len(loaded.errors))
 
+    command = resume_command(args)
+    try:
+        with RunLock(out, command, warn=lambda text: console.print(f"[yellow]{text}")), interrupts_raised():
+            return _judge_into(args, out, records_path, tasks, specs, evaluated, dev, to_calibrate, loaded, dataset,
+                               split_name, cal_source, service)
+    except RunInterrupted as stop:
+        console.print(f"[yellow]{stop}: stopped; every verdict written so far is kept in {records_path}. "
+                      "Continue with:")
+        print(shlex.join(command), file=sys.stderr)  # whole on one line, for copying
+        return stop.exit_code
+
+
+def resume_command(args: argparse.Namespace) -> list[str]:
+    """The command line that continues this run: the one given, with --resume."""
+    given = list(args.argv) if getattr(args, "argv", None) else ["run"]
+    return ["groundjudge", *given, *([] if "--resume" in given else ["--resume"])]
+
+
+def _judge_into(args, out, records_path, tasks, specs, evaluated, dev, to_calibrate, loaded, dataset, split_name,
+                cal_source, service) -> int:
+    """Calibrate (or resume), judge and summarise into the locked run folder."""
     done: set[tuple[str, str]] = set()
     if records_path.exists() and records_path.stat().st_size > 0:
         if not args.resume:
@@ -132,7 +157,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         run_id = uuid.uuid4().hex[:12]
         started = datetime.now(timezone.utc).isoformat(timespec="seconds")
         if to_calibrate and dev:
-            dev_info = DatasetInfo(files=tuple(args.calibrate_on or loaded.files), formats=tuple(loaded.formats),
+            dev_files = tuple(portable_path(f) for f in args.calibrate_on) if args.calibrate_on else tuple(loaded.files)
+            dev_info = DatasetInfo(files=dev_files, formats=tuple(loaded.formats),
                                    n=len(dev), hash=dataset_hash(dev))
             dev_header = RunHeader(run_id=run_id, judges=tuple(s for s in specs if s.spec in
                                                                 {t.spec for t in to_calibrate}),
@@ -168,6 +194,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         stdout.print(pairwise_table(summary))
     stdout.print(f"records: {records_path}\nsummary: {out / 'summary.json'}")
     return 0
+
 
 
 def add_parser(verbs) -> None:

@@ -11,13 +11,12 @@ document's 1-based index in ``documents`` as their ``line``.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from groundjudge.formats._common import RowError, json_head, make_example
+from groundjudge.formats._common import RowError, json_head, make_example, read_json_document
 from groundjudge.types import Example
 
 NAME = "contractnli"
@@ -35,7 +34,7 @@ def detect(path: Path) -> bool:
         return True
     # a long first contract pushes its annotation_sets past the head: look at the whole text
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError):
         return False
     return '"annotation_sets"' in text and '"labels"' in text
@@ -109,11 +108,9 @@ def _document(path: Path, index: int, doc: Any, labels: dict[str, Any],
 
 def load(path: Path) -> Iterator[Example | RowError]:
     """One example per document x hypothesis; line = the document's 1-based index (0: the whole file)."""
-    try:
-        with open(path, encoding="utf-8") as handle:
-            data = json.load(handle)
-    except (OSError, ValueError) as err:
-        yield RowError(file=str(path), line=0, field="<json>", message=f"not readable as JSON: {err}")
+    data = read_json_document(path)
+    if isinstance(data, RowError):
+        yield data
         return
     documents = data.get("documents") if isinstance(data, dict) else None
     labels = data.get("labels") if isinstance(data, dict) else None

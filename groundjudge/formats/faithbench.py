@@ -34,8 +34,16 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from groundjudge.formats._common import RowError, csv_header, first_array_object, json_head, make_example, \
-    read_delimited, short_hash
+from groundjudge.formats._common import (
+    RowError,
+    csv_header,
+    first_array_object,
+    json_head,
+    make_example,
+    read_delimited,
+    read_text,
+    short_hash,
+)
 from groundjudge.types import Example
 
 NAME = "faithbench"
@@ -165,10 +173,9 @@ def _samples(text: str) -> Iterator[tuple[int, Any] | RowError]:
 
 
 def _load_json(path: Path) -> Iterator[Example | RowError]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as err:
-        yield RowError(file=str(path), line=0, field="<file>", message=str(err))
+    text = read_text(path)
+    if isinstance(text, RowError):
+        yield text
         return
     for item in _samples(text):
         if isinstance(item, RowError):

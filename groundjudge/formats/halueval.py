@@ -14,7 +14,6 @@ id is kept as ``meta["row"]``.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -25,6 +24,7 @@ from groundjudge.formats._common import (
     first_jsonl_object,
     json_head,
     make_example,
+    read_json_document,
     read_jsonl,
     short_hash,
 )
@@ -44,11 +44,9 @@ def detect(path: Path) -> bool:
 
 def _array_rows(path: Path) -> Iterator[tuple[int, dict[str, Any] | RowError]]:
     """(1-based item index, object) of a JSON array file."""
-    try:
-        with open(path, encoding="utf-8") as handle:
-            rows = json.load(handle)
-    except (OSError, ValueError) as err:
-        yield 0, RowError(file=str(path), line=0, field="<json>", message=f"not readable as JSON: {err}")
+    rows = read_json_document(path)
+    if isinstance(rows, RowError):
+        yield rows.line, rows
         return
     if not isinstance(rows, list):
         yield 0, RowError(file=str(path), line=0, field="<json>", message="expected a JSON array of rows")

@@ -17,14 +17,20 @@ present, else the file name's when it is a split name (``dev.csv``,
 
 from __future__ import annotations
 
-import csv
 import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from groundjudge.formats._common import RowError, csv_header, first_jsonl_object, make_example, \
-    read_delimited, read_jsonl, short_hash
+from groundjudge.formats._common import (
+    RowError,
+    csv_header,
+    first_jsonl_object,
+    make_example,
+    read_delimited,
+    read_jsonl,
+    short_hash,
+)
 from groundjudge.types import Example
 
 NAME = "llm_aggrefact"
@@ -34,11 +40,7 @@ LABELS = {"1": "grounded", "0": "ungrounded", "1.0": "grounded", "0.0": "ungroun
 
 
 def _tsv_header(path: Path) -> list[str]:
-    try:
-        with open(path, encoding="utf-8", newline="") as handle:
-            return next(csv.reader(handle, delimiter="\t"), [])
-    except (OSError, UnicodeDecodeError, csv.Error):
-        return []
+    return csv_header(path, "\t")
 
 
 def detect(path: Path) -> bool:

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from groundjudge.formats import ADAPTERS, RowError
+from groundjudge.formats._common import read_lines
+from groundjudge.paths import portable_path
 from groundjudge.types import Example, Split
 
 
@@ -17,6 +20,11 @@ class DataError(ValueError):
 
     def __init__(self, errors: Sequence[RowError], shown: int = 10):
         self.errors = list(errors)
+        if len(self.errors) == 1:
+            first = self.errors[0]
+            hint = " (fix the row, or pass --skip-invalid to skip and count it)" if first.line > 0 else ""
+            super().__init__(f"{first}{hint}")
+            return
         lines = [str(err) for err in self.errors[:shown]]
         more = len(self.errors) - shown
         if more > 0:
@@ -41,28 +49,64 @@ class LoadedData:
 
 
 def detect_format(path: Path) -> str:
-    """Name of the first adapter that recognises the file, or a clear error."""
+    """Name of the first adapter that recognises the file, or a clear error (its first non-UTF-8 line, if any)."""
     for name, adapter in ADAPTERS.items():
         if adapter.detect(path):
             return name
+    undecodable = next((text for _, text in read_lines(path) if isinstance(text, RowError)), None)
+    if undecodable is not None:
+        raise DataError([undecodable])
     known = ", ".join(ADAPTERS)
     raise DataError([RowError(file=str(path), line=0, field="<format>",
                               message=f"unrecognised format; pass --format (one of: {known})")])
+
+
+def _file_error(path: Path, message: str, field: str = "<file>") -> DataError:
+    return DataError([RowError(file=str(path), line=0, field=field, message=message)])
+
+
+def data_files(path: str | Path, fmt: str | None = None) -> list[Path]:
+    """The data files a path names: the file itself, or every data file inside a directory (sorted, hidden
+    files left out; with ``fmt``, the files that format recognises, else those any format recognises)."""
+    path = Path(path)
+    if not path.exists():
+        raise _file_error(path, "no such file or directory")
+    if not path.is_dir():
+        return [path]
+    if fmt is not None and fmt not in ADAPTERS:
+        raise _file_error(path, f"unknown format {fmt!r}; known: {', '.join(ADAPTERS)}", "--format")
+    try:
+        files = sorted(f for f in path.rglob("*")
+                       if f.is_file() and not any(part.startswith(".") for part in f.relative_to(path).parts))
+    except OSError as err:
+        raise _file_error(path, f"directory not readable ({err.strerror or err})", "<directory>") from None
+    adapters = [ADAPTERS[fmt]] if fmt else list(ADAPTERS.values())
+    found = [f for f in files if os.access(f, os.R_OK) and any(a.detect(f) for a in adapters)]
+    if not found:
+        what = f"{fmt} data files" if fmt else "data files of a known format"
+        raise _file_error(path, f"no {what} in this directory ({len(files)} other file(s))", "<directory>")
+    return found
 
 
 def load_file(path: str | Path, fmt: str | None = None) -> tuple[list[Example], list[RowError], str]:
     """Load one file: (examples, row errors, format name). Never raises on a bad row."""
     path = Path(path)
     if not path.exists():
-        raise DataError([RowError(file=str(path), line=0, field="<file>", message="no such file")])
+        raise _file_error(path, "no such file or directory")
+    if path.is_dir():
+        raise _file_error(path, "a directory: give its data files, or the directory to `groundjudge run`")
+    if not os.access(path, os.R_OK):
+        raise _file_error(path, "not readable (permission denied)")
     name = fmt or detect_format(path)
     if name not in ADAPTERS:
-        raise DataError([RowError(file=str(path), line=0, field="--format",
-                                  message=f"unknown format {name!r}; known: {', '.join(ADAPTERS)}")])
+        raise _file_error(path, f"unknown format {name!r}; known: {', '.join(ADAPTERS)}", "--format")
     examples: list[Example] = []
     errors: list[RowError] = []
-    for item in ADAPTERS[name].load(path):
-        (errors if isinstance(item, RowError) else examples).append(item)
+    try:
+        for item in ADAPTERS[name].load(path):
+            (errors if isinstance(item, RowError) else examples).append(item)
+    except OSError as err:
+        raise _file_error(path, f"not readable ({err.strerror or err})") from None
     return examples, errors, name
 
 
@@ -73,9 +117,9 @@ def load_examples(paths: Iterable[str | Path], fmt: str | None = None, skip_inva
     files: list[str] = []
     formats: list[str] = []
     seen: dict[str, str] = {}
-    for path in paths:
+    for path in (file for given in paths for file in data_files(given, fmt)):
         file_examples, file_errors, name = load_file(path, fmt)
-        files.append(str(path))
+        files.append(portable_path(path))
         formats.append(name)
         errors.extend(file_errors)
         for index, example in enumerate(file_examples):

@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from groundjudge.formats._common import RowError, make_example
+from groundjudge.formats._common import RowError, head_text, make_example, read_lines
 from groundjudge.types import Example
 
 NAME = "nli_tsv"
@@ -38,31 +38,29 @@ def detokenize(text: str) -> str:
 
 def detect(path: Path) -> bool:
     """A .tsv/.txt file whose first line is an NLI label and two texts."""
-    try:
-        with open(path, encoding="utf-8") as handle:
-            first = handle.readline().rstrip("\n").split("\t")
-    except (OSError, UnicodeDecodeError):
-        return False
+    first = head_text(path, 65536).split("\n", 1)[0].rstrip("\r").split("\t")
     return len(first) == 3 and first[0].strip().lower() in LABELS
 
 
 def load(path: Path) -> Iterator[Example | RowError]:
     """One example per line: premise -> context, hypothesis -> answer."""
-    with open(path, encoding="utf-8") as handle:
-        for line, text in enumerate(handle, start=1):
-            if not text.strip():
-                continue
-            parts = text.rstrip("\n").split("\t")
-            if len(parts) != 3:
-                yield RowError(file=str(path), line=line, field="<row>", message=f"expected 3 tab-separated fields, "
-                                                                                 f"got {len(parts)}")
-                continue
-            label, premise, hypothesis = parts
-            label = label.strip().lower()
-            if label not in LABELS:
-                yield RowError(file=str(path), line=line, field="label", message=f"unknown NLI label {label!r}")
-                continue
-            premise = detokenize(premise)
-            yield make_example(path, line, id=f"{path.stem}-{line}", context=[premise], answer=detokenize(hypothesis),
-                               label=LABELS[label], error_types=() if label == "entailment" else (label,),
-                               meta={"group": f"{path.stem}-{line}", "nli_label": label, "source": "nli_tsv"})
+    for line, text in read_lines(path):
+        if isinstance(text, RowError):
+            yield text
+            continue
+        if not text.strip():
+            continue
+        parts = text.split("\t")
+        if len(parts) != 3:
+            yield RowError(file=str(path), line=line, field="<row>",
+                           message=f"expected 3 tab-separated fields, got {len(parts)}")
+            continue
+        label, premise, hypothesis = parts
+        label = label.strip().lower()
+        if label not in LABELS:
+            yield RowError(file=str(path), line=line, field="label", message=f"unknown NLI label {label!r}")
+            continue
+        premise = detokenize(premise)
+        yield make_example(path, line, id=f"{path.stem}-{line}", context=[premise], answer=detokenize(hypothesis),
+                           label=LABELS[label], error_types=() if label == "entailment" else (label,),
+                           meta={"group": f"{path.stem}-{line}", "nli_label": label, "source": "nli_tsv"})

@@ -10,13 +10,12 @@ the row's 1-based index in the array as their ``line``.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from groundjudge.formats._common import RowError, first_array_object, make_example, short_hash
+from groundjudge.formats._common import RowError, first_array_object, make_example, read_json_document, short_hash
 from groundjudge.types import Example
 
 NAME = "summedits"
@@ -74,11 +73,9 @@ def _row(path: Path, index: int, row: Any, domain: str | None) -> Example | RowE
 
 def load(path: Path) -> Iterator[Example | RowError]:
     """Every item of the array; a bad item is a RowError whose line is its 1-based index (0: the whole file)."""
-    try:
-        with open(path, encoding="utf-8") as handle:
-            rows = json.load(handle)
-    except (OSError, ValueError) as err:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
-        yield RowError(file=str(path), line=0, field="<json>", message=f"not readable as JSON: {err}")
+    rows = read_json_document(path)
+    if isinstance(rows, RowError):
+        yield rows
         return
     if not isinstance(rows, list):
         yield RowError(file=str(path), line=0, field="<json>", message="expected a JSON array of rows")

@@ -1,0 +1,23 @@
+"""Paths as committed records should hold them: relative to the project, never this machine's layout."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def portable_path(path: str | Path, base: str | Path | None = None) -> str:
+    """``path`` relative to ``base`` (the current directory) when it is inside it or in a sibling folder
+    (``../shared/datasets/x``), else the bare name: what a record says, not where this machine keeps it."""
+    resolved = Path(path).expanduser().resolve()
+    root = Path(base or Path.cwd()).resolve()
+    relative = Path(os.path.relpath(resolved, root))
+    ups = sum(part == ".." for part in relative.parts)
+    return relative.as_posix() if ups <= 1 else resolved.name
+
+
+def portable_model(name: str | None) -> str | None:
+    """A model as given (hub name or local folder) for a record: a local folder becomes a portable path."""
+    if name and Path(name).expanduser().is_dir():
+        return portable_path(name)
+    return name
