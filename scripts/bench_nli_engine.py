@@ -57,6 +57,7 @@ from groundjudge.local_nli.model import torch_threads
 from groundjudge.local_nli.nli_model import NLIModel, ScoreStats
 from groundjudge.local_nli.segment import Window, claims_of, window_budget, windows
 from groundjudge.types import Example
+from groundjudge.paths import portable_model
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "datasets"
 
@@ -313,7 +314,7 @@ def main() -> None:
     contracts = load("contractnli/dev_small.json")
     mixed = summedits[:args.examples] + contracts[:max(args.examples // 2, 1)]
     result = {
-        "model": args.model or "packaged MiniLM-L6 + random 3-way head", "batch_size": args.batch_size,
+        "model": portable_model(args.model) or "packaged MiniLM-L6 + random 3-way head", "batch_size": args.batch_size,
         "pairs_from": "SummEdits + HaluEval QA, alternating" if args.mix else "SummEdits",
         "max_length": fp32.max_length, "top_k": args.top_k, "window_tokens": args.window_tokens,
         "threads": torch_threads(), "device": fp32.device, "machine": platform.processor() or platform.machine(),

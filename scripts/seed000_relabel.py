@@ -51,6 +51,7 @@ from groundjudge.local_nli.nli_model import (
 from groundjudge.metrics import bootstrap_ci, mcnemar_p
 from groundjudge.report.tables import TextTable, markdown_document
 from groundjudge.text import normalize
+from groundjudge.paths import portable_model, portable_path
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = ROOT.parent / "shared" / "datasets" / "seed_truth_layer"
@@ -486,8 +487,8 @@ def run(folder: Path, settings: Settings, models: Sequence[str] = MODELS) -> dic
     questions = load_questions(folder) if (folder / "questions.jsonl").is_file() else {}
     all_answers = [a for rows in answers.values() for a in rows]
     return {
-        "paper": PAPER, "data": str(folder),
-        "settings": {"model": settings.model, "tau": settings.tau, "tau_implied": implied_tau(all_answers),
+        "paper": PAPER, "data": portable_path(folder),
+        "settings": {"model": portable_model(settings.model), "tau": settings.tau, "tau_implied": implied_tau(all_answers),
                      "short_answer_words": settings.short_answer_words, "hypothesis": HYPOTHESIS_FORM,
                      "n_boot": settings.n_boot, "seed": settings.seed, "key_format": KEY_FORMAT,
                      "key_forms_tried": [f"{n}::k={k}" for n, k in KEY_FORMS]},

@@ -25,6 +25,7 @@ import numpy as np
 from groundjudge.formats.load import load_examples
 from groundjudge.local_nli.nli_model import ENTAILMENT, NLIModel
 from groundjudge.local_nli.views import VIEWS, error_correlation, evidence_type, exponential_bound, view_pair
+from groundjudge.paths import portable_model
 
 CSV = Path(__file__).resolve().parents[1].parent / "shared" / "datasets" / "truthfulqa" / "TruthfulQA.csv"
 
@@ -101,7 +102,7 @@ def main() -> None:
                "m>=tau": float((mass[sel] >= args.tau).mean())}
         for kind, sel in (("correct", correct), ("incorrect", ~correct))}
     result = {
-        "model": args.model, "models": names[1:], "claims": int(len(examples)), "correct": int(correct.sum()),
+        "model": portable_model(args.model), "models": [portable_model(m) for m in names[1:]], "claims": int(len(examples)), "correct": int(correct.sum()),
         "incorrect": int((~correct).sum()), "tau": args.tau, "entail_at": args.entail_at, "seconds": elapsed,
         "main": main_table,
         "confusion": {"correct": {"accepted": int((accepted & correct).sum()), "rejected": int((~accepted & correct).sum())},
