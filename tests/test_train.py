@@ -304,7 +304,7 @@ def test_train_end_to_end_and_resume_after_an_interruption(tmp_path, tiny_base):
     assert card["resumed_at_steps"] == [2] and card["steps"] > 2 and card["epochs_completed"] == 1
     assert card["labels"] == {"0": "unsupported", "1": "supported"} and card["max_length"] == 256
     # where the base came from, without this machine's paths (the card held an absolute site-packages path)
-    assert card["base"] == card["base_path"] == tiny_base.name and machine_paths(card) == []
+    assert card["base_path"] == tiny_base.name and card["base"].endswith(tiny_base.name) and machine_paths(card) == []
     assert card["data"][0]["hash"] == dataset_hash(load_examples([data]).examples)
     split = card["split"]
     assert split["train"]["groups"] + split["dev"]["groups"] == 20 and split["seed"] == 0
@@ -332,7 +332,7 @@ def test_train_with_nli_rows_has_a_three_way_head_and_a_time_limit(tmp_path, tin
     assert card["stopped_by"] == "time limit" and card["steps"] == 1 and card["best_step"] == 1
     assert card["labels"] == {"0": "entailment", "1": "neutral", "2": "contradiction"}
     assert card["supported_label"] == "entailment" and card["pairs"]["built"]["nli:nli.tsv"] == 3
-    assert card["nli_mix"] == ["nli.tsv"] and machine_paths(card) == []
+    assert [Path(path).name for path in card["nli_mix"]] == ["nli.tsv"] and machine_paths(card) == []
     config = json.loads((out / "config.json").read_text())
     assert config["id2label"] == {"0": "entailment", "1": "neutral", "2": "contradiction"}
 
