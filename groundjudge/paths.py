@@ -17,7 +17,11 @@ def portable_path(path: str | Path, base: str | Path | None = None) -> str:
 
 
 def portable_model(name: str | None) -> str | None:
-    """A model as given (hub name or local folder) for a record: a local folder becomes a portable path."""
-    if name and Path(name).expanduser().is_dir():
+    """A model as given (hub name or local folder) for a record: a local folder, or any absolute or ``~``
+    path even when it is gone, becomes a portable path; a hub name stays as it is."""
+    if not name:
+        return name
+    local = Path(name).expanduser()
+    if local.is_absolute() or name.startswith("~") or local.exists():
         return portable_path(name)
     return name

@@ -7,6 +7,7 @@ import re
 import subprocess
 from pathlib import Path
 
+from groundjudge.formats.load import load_examples
 from groundjudge.paths import portable_model, portable_path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -65,3 +66,16 @@ def test_writers_record_portable_paths(tmp_path, monkeypatch):
     assert portable_model(str(tmp_path / "models" / "m")) == "../models/m"
     assert portable_model("cross-encoder/nli-deberta-v3-base") == "cross-encoder/nli-deberta-v3-base"
     assert portable_path("/usr/share") == "share"  # far from the project: the bare name, not the path
+    assert portable_model(str(tmp_path / "models" / "gone")) == "../models/gone"  # absolute, even once deleted
+
+
+def test_run_headers_list_data_files_as_portable_paths(tmp_path, monkeypatch):
+    project = tmp_path / "project"
+    (project / "data").mkdir(parents=True)
+    (tmp_path / "shared").mkdir()
+    row = '{"id": "%s", "context": "The sky is blue.", "answer": "The sky is blue.", "label": "grounded"}\n'
+    (project / "data" / "a.jsonl").write_text(row % "a")
+    (tmp_path / "shared" / "b.jsonl").write_text(row % "b")
+    monkeypatch.chdir(project)
+    loaded = load_examples([project / "data" / "a.jsonl", tmp_path / "shared" / "b.jsonl"])
+    assert loaded.files == ["data/a.jsonl", "../shared/b.jsonl"]

@@ -194,4 +194,5 @@ def test_main_writes_numbers_and_ids_never_text(tmp_path, script, contradicting_
     texts |= {row[0] for rows in RESULTS.values() for row in rows.values()}
     leaked = sorted(t for t in texts if len(t) >= 5 and t in written)
     assert not leaked
+    assert str(tmp_path) not in written  # the data folder and the model are recorded without this machine's paths
     assert "Pairwise exact McNemar" in capsys.readouterr().out
