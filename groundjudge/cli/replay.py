@@ -5,16 +5,19 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
+import sys
 import uuid
 from datetime import datetime, timezone
 from pathlib import Path
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-from groundjudge.cli.common import git_commit, make_service, stdout_console
+from groundjudge.cli.common import console, git_commit, make_service, stdout_console
 from groundjudge.judges import build_judge  # noqa: E402
 from groundjudge.runs.calibrate import with_threshold  # noqa: E402
+from groundjudge.runs.interrupts import RunInterrupted, interrupts_raised
 from groundjudge.runs.lock import RunLock
-from groundjudge.runs.records import RecordWriter, find_records, read_records  # noqa: E402
+from groundjudge.runs.records import RecordWriter, RunRecords, find_records, read_records  # noqa: E402
 from groundjudge.runs.runner import JudgeTask, run_judges  # noqa: E402
 from groundjudge.runs.summary import summarize  # noqa: E402
 
@@ -36,36 +39,48 @@ def cmd_replay(args: argparse.Namespace) -> int:
                                                "output_tokens": call.output_tokens, "cost_usd": call.cost_usd})
     service = make_service(args, offline=True, cache=cache)
     out = Path(args.out) if args.out else source / "replay"
-    records_path = out / "records.jsonl"
-    with RunLock(out, ["groundjudge", *getattr(args, "argv", ["replay"])]):
-        if records_path.exists():
-            records_path.unlink()
-        started = datetime.now(timezone.utc).isoformat(timespec="seconds")
-        header = original.header.model_copy(update={"run_id": uuid.uuid4().hex[:12], "git_commit": git_commit(),
-                                                    "started_at": started})
-        with RecordWriter(records_path) as writer:
-            writer.write(header)
-            for spec in header.judges:
-                judge, _ = build_judge(spec.spec, service=service)
-                task = JudgeTask(spec=spec.spec, judge=judge)
-                if spec.calibration is not None:
-                    task = with_threshold(task, spec.calibration)
-                examples = [r.example for r in original.results if r.judge == spec.spec]
-                run_judges([task], examples, writer, show_progress=not args.quiet)
-    replayed = read_records(records_path)
+    command = ["groundjudge", *getattr(args, "argv", ["replay"])]
+    try:
+        with interrupts_raised(), RunLock(out, command, warn=lambda text: console.print(f"[yellow]{text}",
+                                                                                         soft_wrap=True)):
+            replayed = _replay_into(args, original, service, out)
+    except RunInterrupted as stop:
+        console.print(f"[yellow]{stop}: replay stopped; the lock is released. Replay again with:", soft_wrap=True)
+        print(shlex.join(command), file=sys.stderr, flush=True)
+        return stop.exit_code
     before = {(r.judge, r.example.id): r.result.verdict for r in original.results}
     differ = [(r.judge, r.example.id) for r in replayed.results
               if (before[(r.judge, r.example.id)].label, before[(r.judge, r.example.id)].score)
               != (r.result.verdict.label, r.result.verdict.score)]
     new_calls = sum(not c.cached for r in replayed.results for c in r.result.calls)
-    summary = summarize(replayed)
-    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     stdout_console().print(f"replayed {len(replayed.results)} verdicts from {source}: "
                     f"{len(replayed.results) - len(differ)} identical, {len(differ)} differ; "
                     f"{new_calls} new LLM calls")
     for judge_spec, example_id in differ[:20]:
         stdout_console().print(f"  differs: {judge_spec} {example_id}")
     return 0 if not differ else 1
+
+
+def _replay_into(args: argparse.Namespace, original: RunRecords, service, out: Path) -> RunRecords:
+    """Re-judge the original run's examples into the locked folder ``out`` (records and summary); its records."""
+    records_path = out / "records.jsonl"
+    if records_path.exists():
+        records_path.unlink()
+    started = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    header = original.header.model_copy(update={"run_id": uuid.uuid4().hex[:12], "git_commit": git_commit(),
+                                                "started_at": started})
+    with RecordWriter(records_path) as writer:
+        writer.write(header)
+        for spec in header.judges:
+            judge, _ = build_judge(spec.spec, service=service)
+            task = JudgeTask(spec=spec.spec, judge=judge)
+            if spec.calibration is not None:
+                task = with_threshold(task, spec.calibration)
+            examples = [r.example for r in original.results if r.judge == spec.spec]
+            run_judges([task], examples, writer, show_progress=not args.quiet)
+    replayed = read_records(records_path)
+    (out / "summary.json").write_text(json.dumps(summarize(replayed), indent=2) + "\n", encoding="utf-8")
+    return replayed
 
 
 def add_parser(verbs) -> None:

@@ -29,8 +29,10 @@ from groundjudge.judges import build_judge, parse_spec  # noqa: E402
 from groundjudge.paths import portable_path
 from groundjudge.report.compare import comparison_table, pairwise_table  # noqa: E402
 from groundjudge.runs.calibrate import calibrate, needs_calibration, with_threshold  # noqa: E402
-from groundjudge.runs.lock import RunInterrupted, RunLock, interrupts_raised
+from groundjudge.runs.interrupts import RunInterrupted, interrupts_raised
+from groundjudge.runs.lock import RunLock
 from groundjudge.runs.records import (  # noqa: E402
+    RecordsError,
     RecordWriter,
     read_records,
     repair_torn_tail,
@@ -115,13 +117,16 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     command = resume_command(args)
     try:
-        with RunLock(out, command, warn=lambda text: console.print(f"[yellow]{text}")), interrupts_raised():
+        with interrupts_raised(), RunLock(out, command, warn=lambda text: console.print(f"[yellow]{text}",
+                                                                                         soft_wrap=True)):
             return _judge_into(args, out, records_path, tasks, specs, evaluated, dev, to_calibrate, loaded, dataset,
                                split_name, cal_source, service)
     except RunInterrupted as stop:
-        console.print(f"[yellow]{stop}: stopped; every verdict written so far is kept in {records_path}. "
-                      "Continue with:")
-        print(shlex.join(command), file=sys.stderr)  # whole on one line, for copying
+        kept = (f"every verdict written so far is kept in {records_path}" if records_path.exists()
+                else "nothing was judged yet (the dev verdicts of the calibration are kept)" if (out / "calibration.jsonl").exists()
+                else "nothing was judged yet")
+        console.print(f"[yellow]{stop}: stopped; {kept}; the lock is released. Continue with:", soft_wrap=True)
+        print(shlex.join(command), file=sys.stderr, flush=True)  # whole on one line, for copying
         return stop.exit_code
 
 
@@ -129,6 +134,21 @@ def resume_command(args: argparse.Namespace) -> list[str]:
     """The command line that continues this run: the one given, with --resume."""
     given = list(args.argv) if getattr(args, "argv", None) else ["run"]
     return ["groundjudge", *given, *([] if "--resume" in given else ["--resume"])]
+
+
+def _interrupted_calibration(cal_path: Path, dev_header: RunHeader) -> RunHeader | None:
+    """The header of a calibration that a stopped run left in ``cal_path``, when it is for the same dev data and
+    judges (its dev records are then kept); None otherwise."""
+    if not cal_path.exists() or cal_path.stat().st_size == 0:
+        return None
+    repair_torn_tail(cal_path)
+    try:
+        header = read_records(cal_path).header
+    except RecordsError:
+        return None
+    same = header.dataset.hash == dev_header.dataset.hash and \
+        [s.spec for s in header.judges] == [s.spec for s in dev_header.judges]
+    return header if same else None
 
 
 def _judge_into(args, out, records_path, tasks, specs, evaluated, dev, to_calibrate, loaded, dataset, split_name,
@@ -164,10 +184,14 @@ def _judge_into(args, out, records_path, tasks, specs, evaluated, dev, to_calibr
                                                                 {t.spec for t in to_calibrate}),
                                    dataset=dev_info, eval_split="dev", versions=package_versions(),
                                    git_commit=git_commit(), started_at=started)
-            console.print(f"calibrating {len(to_calibrate)} judge(s) on {len(dev)} dev examples ({cal_source})")
             cal_path = out / "calibration.jsonl"
-            if cal_path.exists():
+            kept = _interrupted_calibration(cal_path, dev_header) if args.resume else None
+            if kept is not None:  # a run stopped while calibrating: go on with its dev records, under its id
+                run_id, started, dev_header = kept.run_id, kept.started_at, kept
+            elif cal_path.exists():
                 cal_path.unlink()
+            console.print(f"calibrating {len(to_calibrate)} judge(s) on {len(dev)} dev examples ({cal_source})"
+                          + (" (resumed)" if kept is not None else ""))
             calibrations = calibrate(to_calibrate, dev, cal_source, dev_header, cal_path,
                                      args.concurrency, not args.quiet)
         elif to_calibrate:

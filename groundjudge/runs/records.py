@@ -8,6 +8,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from groundjudge.runs.interrupts import interrupts_deferred
 from groundjudge.types import ResultRecord, RunHeader
 
 
@@ -74,7 +75,8 @@ def read_records(path: str | Path) -> RunRecords:
 
 
 class RecordWriter:
-    """Appends records as JSON lines, flushing each so a killed run loses at most the line in flight."""
+    """Appends records as JSON lines, flushing each so a killed run loses at most the line in flight (and an
+    interrupted one none: a signal waits for the line being written)."""
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
@@ -82,15 +84,18 @@ class RecordWriter:
         self._handle = open(self.path, "a", encoding="utf-8")
 
     def write(self, record: RunHeader | ResultRecord) -> None:
-        """Append one record and flush it to the OS."""
-        self._handle.write(record.model_dump_json() + "\n")
-        self._handle.flush()
+        """Append one record and flush it to the OS; SIGINT / SIGTERM wait until the whole line is written."""
+        line = record.model_dump_json() + "\n"
+        with interrupts_deferred():
+            self._handle.write(line)
+            self._handle.flush()
 
     def close(self) -> None:
         """Flush to disk and close."""
-        self._handle.flush()
-        os.fsync(self._handle.fileno())
-        self._handle.close()
+        with interrupts_deferred():
+            self._handle.flush()
+            os.fsync(self._handle.fileno())
+            self._handle.close()
 
     def __enter__(self) -> RecordWriter:
         return self

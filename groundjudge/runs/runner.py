@@ -47,8 +47,17 @@ async def judge_one(judge: Judge, example: Example) -> JudgeResult:
                                      "started_at": started_at, "finished_at": started_at + wall})
 
 
+def _quiet_after_interrupt(loop: asyncio.AbstractEventLoop, context: dict) -> None:
+    """The loop's error handler: an interrupt (SIGINT / SIGTERM, or Ctrl-C) left in a task is not an error to
+    log -- the run is stopping on purpose, and the records say what was done; anything else is logged as usual."""
+    if isinstance(context.get("exception"), KeyboardInterrupt):
+        return
+    loop.default_exception_handler(context)
+
+
 async def _judge_all(task: JudgeTask, examples: Sequence[Example], concurrency: int,
                      on_result: Callable[[ResultRecord], None]) -> None:
+    asyncio.get_running_loop().set_exception_handler(_quiet_after_interrupt)
     queue: asyncio.Queue[Example] = asyncio.Queue()
     for example in examples:
         queue.put_nowait(example)
