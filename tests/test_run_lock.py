@@ -58,22 +58,23 @@ class Gate:
         return oracle_responder(request)
 
 
-def start_run(data: Path, out: Path, spec: str, concurrency: int) -> subprocess.Popen:
+def start_run(data: Path, out: Path, spec: str, concurrency: int, dev_fraction: float = 0) -> subprocess.Popen:
     """`groundjudge run` in the background, without the call cache (so that it really waits on the server)."""
     return subprocess.Popen([sys.executable, "-m", "groundjudge.cli", "run", str(data), "--judge", spec,
-                             "--concurrency", str(concurrency), "--dev-fraction", "0", "--no-cache", "--quiet",
-                             "--out", str(out)],
+                             "--concurrency", str(concurrency), "--dev-fraction", str(dev_fraction), "--no-cache",
+                             "--quiet", "--out", str(out)],
                             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "COLUMNS": "200"})
 
 
-def wait_until_held(out: Path, proc: subprocess.Popen, limit_s: float = 60) -> None:
-    """Poll (bounded) until the run holds its lock and has written the header and the answered results."""
+def wait_until_held(out: Path, proc: subprocess.Popen, limit_s: float = 60, name: str = "records.jsonl",
+                    results: int = ANSWERED) -> None:
+    """Poll (bounded) until the run holds its lock and ``name`` has its header and ``results`` results."""
     deadline = time.monotonic() + limit_s
     while time.monotonic() < deadline:
-        records = out / "records.jsonl"
+        records = out / name
         lines = records.read_text().count("\n") if records.exists() else 0
-        if (out / LOCK_FILE).exists() and lines >= 1 + ANSWERED:
+        if (out / LOCK_FILE).exists() and lines >= 1 + results:
             return
         assert proc.poll() is None, proc.communicate()
         time.sleep(0.1)
@@ -149,6 +150,40 @@ def test_a_signal_keeps_the_records_releases_the_lock_and_prints_the_resume_comm
     counts = results_once_each(out)
     assert len(counts) == N_ROWS and set(counts.values()) == {1}
     assert not (out / LOCK_FILE).exists()
+
+
+def test_a_run_stopped_while_calibrating_resumes_its_calibration(tmp_path, llm_server):
+    gate = Gate(answered=4)  # a claims judge asks twice per example (extract, verify): two dev results
+    llm_server.set_responder(gate)
+    data = write_jsonl(tmp_path / "d.jsonl", rent_rows(N_ROWS // 2))
+    spec = f"claims:model=openai/gpt-4o-mini,api_base={llm_server.openai_base}"
+    out = tmp_path / "run"
+    proc = start_run(data, out, spec, concurrency=1, dev_fraction=0.5)
+    try:
+        wait_until_held(out, proc, name="calibration.jsonl", results=1)
+        proc.send_signal(signal.SIGTERM)
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        gate.open.set()
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 143 and "nothing was judged yet" in stderr, stderr
+    assert not (out / "records.jsonl").exists() and not (out / LOCK_FILE).exists()
+    kept = read_records(out / "calibration.jsonl")
+
+    command = shlex.split(stderr.strip().splitlines()[-1])
+    resumed = subprocess.run([sys.executable, "-m", "groundjudge.cli", *command[1:]], cwd=ROOT, capture_output=True,
+                             text=True, timeout=120, env={**os.environ, "COLUMNS": "200"})
+    assert resumed.returncode == 0, resumed.stderr
+    assert "(resumed)" in resumed.stderr
+    calibration = read_records(out / "calibration.jsonl")
+    assert calibration.header.run_id == kept.header.run_id == read_records(out / "records.jsonl").header.run_id
+    dev_counts = Counter((r.judge, r.example.id) for r in calibration.results)
+    assert set(dev_counts.values()) == {1} and len(dev_counts) > len(kept.results) > 0
+    assert calibration.results[:len(kept.results)] == kept.results  # the dev verdicts before the stop, kept
+    counts = results_once_each(out)
+    assert set(counts.values()) == {1} and len(counts) + len(dev_counts) == N_ROWS
 
 
 def ended_pid() -> int:

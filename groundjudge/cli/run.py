@@ -122,9 +122,12 @@ def cmd_run(args: argparse.Namespace) -> int:
             return _judge_into(args, out, records_path, tasks, specs, evaluated, dev, to_calibrate, loaded, dataset,
                                split_name, cal_source, service)
     except RunInterrupted as stop:
-        kept = (f"every verdict written so far is kept in {records_path}" if records_path.exists()
-                else "nothing was judged yet (the dev verdicts of the calibration are kept)" if (out / "calibration.jsonl").exists()
-                else "nothing was judged yet")
+        if records_path.exists():
+            kept = f"every verdict written so far is kept in {records_path}"
+        elif (out / "calibration.jsonl").exists():
+            kept = "nothing was judged yet (the dev verdicts of the calibration are kept)"
+        else:
+            kept = "nothing was judged yet"
         console.print(f"[yellow]{stop}: stopped; {kept}; the lock is released. Continue with:", soft_wrap=True)
         print(shlex.join(command), file=sys.stderr, flush=True)  # whole on one line, for copying
         return stop.exit_code

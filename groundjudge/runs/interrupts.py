@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import signal
+import threading
 from collections.abc import Iterator
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
@@ -40,7 +41,12 @@ def _raise_interrupt(signum: int, _frame) -> None:
 
 @contextlib.contextmanager
 def interrupts_raised() -> Iterator[None]:
-    """Inside the block, SIGINT and SIGTERM raise RunInterrupted in the main thread (handlers restored after)."""
+    """Inside the block, SIGINT and SIGTERM raise RunInterrupted in the main thread (handlers restored after).
+
+    Outside the main thread (a run started from a worker thread) signals cannot be handled: the block runs as is."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
     _pending.clear()
     previous = {sig: signal.signal(sig, _raise_interrupt) for sig in SIGNALS}
     try:
