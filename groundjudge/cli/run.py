@@ -102,7 +102,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     loaded = load_examples(args.data, args.format, args.skip_invalid)
     if loaded.errors:
-        console.print(f"[yellow]skipped {len(loaded.errors)} invalid row(s); first: {loaded.errors[0]}")
+        console.print(f"skipped {len(loaded.errors)} invalid row(s); first: {loaded.errors[0]}", markup=False,
+                      style="yellow", soft_wrap=True)
     to_calibrate = [t for t in tasks if needs_calibration(t, user_settings[t.spec])]
     evaluated, dev, split_name, cal_source = _choose_examples(args, loaded.examples, bool(to_calibrate))
     if args.sample and args.sample < len(evaluated):
