@@ -25,7 +25,14 @@ class RowError(BaseModel):
     message: str
 
     def __str__(self) -> str:
-        return f"{self.file}:{self.line}: field '{self.field}': {self.message}"
+        """``file:line: field 'f': message`` on one line; a whole-file error (line 0) names no line, and no
+        field when its field is a placeholder such as ``<file>``."""
+        message = " ".join(self.message.split())
+        if self.line > 0:
+            return f"{self.file}:{self.line}: field '{self.field}': {message}"
+        if self.field.startswith("<"):
+            return f"{self.file}: {message}"
+        return f"{self.file}: field '{self.field}': {message}"
 
 
 def make_example(path: Path, line: int, **fields: Any) -> Example | RowError:
@@ -129,16 +136,26 @@ def head_text(path: Path, size: int = 1_000_000) -> str:
     return raw.decode("utf-8", errors="replace")
 
 
-def first_jsonl_object(path: Path) -> dict[str, Any] | None:
-    """The first JSON object of a JSON-lines file, or None if it does not look like one."""
+def first_jsonl_object(path: Path, tries: int = 5) -> dict[str, Any] | None:
+    """The first JSON object of a JSON-lines file, or None if it does not look like one.
+
+    Up to ``tries`` leading lines that are not UTF-8 or not JSON are passed over, so that a file whose first
+    row is broken is still recognised (the loader names that row); the first line that is JSON decides.
+    """
     try:
         for _, text in read_lines(path):
-            if isinstance(text, RowError):
+            if isinstance(text, RowError) or not text.strip():
+                tries -= isinstance(text, RowError)
+            else:
+                try:
+                    obj = json.loads(text)
+                except (json.JSONDecodeError, RecursionError):
+                    tries -= 1
+                else:
+                    return obj if isinstance(obj, dict) else None
+            if tries <= 0:
                 return None
-            if text.strip():
-                obj = json.loads(text)
-                return obj if isinstance(obj, dict) else None
-    except (OSError, json.JSONDecodeError):
+    except OSError:
         return None
     return None
 

@@ -83,7 +83,7 @@ def _document(path: Path, index: int, doc: Any, labels: dict[str, Any],
     for key, annotation in annotations.items():
         field = f"{where}.annotation_sets[0].annotations.{key}"
         choice = annotation.get("choice") if isinstance(annotation, dict) else None
-        if choice not in CHOICES:
+        if not isinstance(choice, str) or choice not in CHOICES:
             yield error(f"{field}.choice", f"unknown choice {choice!r}; expected one of {sorted(CHOICES)}")
             continue
         hypothesis = labels.get(key)

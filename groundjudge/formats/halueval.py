@@ -56,21 +56,11 @@ def _array_rows(path: Path) -> Iterator[tuple[int, dict[str, Any] | RowError]]:
             file=str(path), line=index, field="<row>", message="array item is not an object (line = item index)")
 
 
-def _jsonl_rows(path: Path) -> Iterator[tuple[int, dict[str, Any] | RowError]]:
-    """(line number, object) of a JSON-lines file; an undecodable file ends with a RowError."""
-    last = 0
-    try:
-        for last, row in read_jsonl(path):
-            yield last, row
-    except (OSError, UnicodeDecodeError) as err:
-        yield last + 1, RowError(file=str(path), line=last + 1, field="<file>", message=f"unreadable: {err}")
-
-
 def load(path: Path) -> Iterator[Example | RowError]:
     """Two examples per row: ``<stem>-<n>-right`` (grounded) and ``<stem>-<n>-halluc`` (ungrounded)."""
     is_array = json_head(path, 256).lstrip().startswith("[")
     where = "line = 1-based item index in the JSON array" if is_array else "line = line of the file"
-    for line, row in (_array_rows(path) if is_array else _jsonl_rows(path)):
+    for line, row in (_array_rows(path) if is_array else read_jsonl(path)):
         if isinstance(row, RowError):
             yield row
             continue

@@ -10,27 +10,28 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from groundjudge.formats import ADAPTERS, RowError
-from groundjudge.formats._common import read_lines
+from groundjudge.formats._common import head_text, read_lines
 from groundjudge.paths import portable_path
 from groundjudge.types import Example, Split
 
 
 class DataError(ValueError):
-    """Raised when input rows are invalid and skipping them was not asked for."""
+    """Raised when input rows are invalid and skipping them was not asked for.
+
+    Its message is one line: the first bad row in full, then (up to ``shown``) the others, and how to go on.
+    """
 
     def __init__(self, errors: Sequence[RowError], shown: int = 10):
         self.errors = list(errors)
+        rows = [err for err in self.errors if err.line > 0]
         if len(self.errors) == 1:
-            first = self.errors[0]
-            hint = " (fix the row, or pass --skip-invalid to skip and count it)" if first.line > 0 else ""
-            super().__init__(f"{first}{hint}")
+            hint = " (fix the row, or pass --skip-invalid to skip and count it)" if rows else ""
+            super().__init__(f"{self.errors[0]}{hint}")
             return
-        lines = [str(err) for err in self.errors[:shown]]
-        more = len(self.errors) - shown
-        if more > 0:
-            lines.append(f"... and {more} more")
-        hint = "fix the rows, or pass --skip-invalid to skip and count them"
-        super().__init__(f"{len(self.errors)} invalid row(s):\n  " + "\n  ".join(lines) + f"\n({hint})")
+        named = "; ".join(str(err) for err in self.errors[:shown])
+        more = f"; ... and {len(self.errors) - shown} more" if len(self.errors) > shown else ""
+        hint = " (fix the rows, or pass --skip-invalid to skip and count them)" if rows else ""
+        super().__init__(f"{len(self.errors)} invalid rows: {named}{more}{hint}")
 
 
 @dataclass
@@ -56,6 +57,8 @@ def detect_format(path: Path) -> str:
     undecodable = next((text for _, text in read_lines(path) if isinstance(text, RowError)), None)
     if undecodable is not None:
         raise DataError([undecodable])
+    if not head_text(path, 4096).strip():
+        raise DataError([RowError(file=str(path), line=0, field="<file>", message="empty file: no rows to read")])
     known = ", ".join(ADAPTERS)
     raise DataError([RowError(file=str(path), line=0, field="<format>",
                               message=f"unrecognised format; pass --format (one of: {known})")])
@@ -80,11 +83,17 @@ def data_files(path: str | Path, fmt: str | None = None) -> list[Path]:
                        if f.is_file() and not any(part.startswith(".") for part in f.relative_to(path).parts))
     except OSError as err:
         raise _file_error(path, f"directory not readable ({err.strerror or err})", "<directory>") from None
+    unreadable = next((f for f in files if not os.access(f, os.R_OK)), None)
+    if unreadable is not None:
+        raise _file_error(unreadable, "not readable (permission denied); make it readable, or move it out of "
+                                      f"{path}")
     adapters = [ADAPTERS[fmt]] if fmt else list(ADAPTERS.values())
-    found = [f for f in files if os.access(f, os.R_OK) and any(a.detect(f) for a in adapters)]
+    found = [f for f in files if any(a.detect(f) for a in adapters)]
     if not found:
-        what = f"{fmt} data files" if fmt else "data files of a known format"
-        raise _file_error(path, f"no {what} in this directory ({len(files)} other file(s))", "<directory>")
+        what = f"no {fmt} data files" if fmt else "no data files of a known format"
+        others = ", ".join(f.name for f in files[:3]) + (", ..." if len(files) > 3 else "")
+        held = f"it holds only {others}" if files else "it is empty"
+        raise _file_error(path, f"{what} in this directory ({held})", "<directory>")
     return found
 
 
@@ -117,22 +126,29 @@ def load_examples(paths: Iterable[str | Path], fmt: str | None = None, skip_inva
     files: list[str] = []
     formats: list[str] = []
     seen: dict[str, str] = {}
+    read: list[str] = []
     for path in (file for given in paths for file in data_files(given, fmt)):
         file_examples, file_errors, name = load_file(path, fmt)
+        read.append(str(path))
         files.append(portable_path(path))
         formats.append(name)
         errors.extend(file_errors)
-        for index, example in enumerate(file_examples):
+        for index, example in enumerate(file_examples, start=1):
             if example.id in seen:
-                errors.append(RowError(file=str(path), line=index + 1, field="id",
-                                       message=f"duplicate id {example.id!r} (first in {seen[example.id]})"))
+                # the line of a row whose id repeats one of its own file is named by its adapter (native);
+                # here an example is known by its position in the file
+                errors.append(RowError(file=str(path), line=0, field="id",
+                                       message=f"duplicate id {example.id!r} in example {index} of the file "
+                                               f"(first in {seen[example.id]})"))
                 continue
             seen[example.id] = str(path)
             examples.append(example)
     if errors and not skip_invalid:
         raise DataError(errors)
     if not examples:
-        raise DataError(errors or [RowError(file=", ".join(files), line=0, field="<file>", message="no examples")])
+        what = (f"no valid rows to judge ({len(errors)} skipped; the first: {errors[0]})" if errors
+                else "no examples (an empty file, or only a header)")
+        raise DataError([RowError(file=", ".join(read), line=0, field="<file>", message=what)])
     return LoadedData(examples=examples, files=files, formats=formats, errors=errors)
 
 

@@ -24,7 +24,8 @@ def detect(path: Path) -> bool:
 
 
 def load(path: Path) -> Iterator[Example | RowError]:
-    """Validate every line as an Example; unknown fields are errors, not silently dropped."""
+    """Validate every line as an Example; unknown fields and an id already used above are errors."""
+    first_line: dict[str, int] = {}
     for line, obj in read_jsonl(path):
         if isinstance(obj, RowError):
             yield obj
@@ -33,4 +34,11 @@ def load(path: Path) -> Iterator[Example | RowError]:
         if missing:
             yield RowError(file=str(path), line=line, field=missing[0], message="field required")
             continue
-        yield make_example(path, line, **obj)
+        example = make_example(path, line, **obj)
+        if isinstance(example, Example):
+            if example.id in first_line:
+                yield RowError(file=str(path), line=line, field="id",
+                               message=f"duplicate id {example.id!r} (first on line {first_line[example.id]})")
+                continue
+            first_line[example.id] = line
+        yield example

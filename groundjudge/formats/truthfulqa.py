@@ -51,7 +51,7 @@ def load(path: Path) -> Iterator[Example | RowError]:
     for index, (line, row) in enumerate(read_delimited(path)):
         if isinstance(row, RowError):
             yield row
-            return
+            continue
         yield from _row(path, index, line, row)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from groundjudge.formats import RowError
+from groundjudge.formats._common import read_lines
 from groundjudge.formats.load import DataError
 from groundjudge.formats.nli_tsv import detokenize
 from groundjudge.local_nli.pairs import Pair
@@ -24,24 +25,26 @@ def read_nli_tsv(path: str | Path) -> list[Pair]:
         raise DataError([RowError(file=str(path), line=0, field="<file>", message="no such file")])
     pairs: list[Pair] = []
     errors: list[RowError] = []
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            parts = line.rstrip("\n").split("\t")
-            if len(parts) != 3:
-                errors.append(RowError(file=str(path), line=number, field="<row>",
-                                       message=f"expected 3 tab-separated fields, got {len(parts)}"))
-                continue
-            label, premise, hypothesis = (p.strip() for p in parts)
-            if number == 1 and label.lower() == "label":
-                continue
-            if label.lower() not in NLI_LABELS:
-                errors.append(RowError(file=str(path), line=number, field="label",
-                                       message=f"{label!r} is not one of {', '.join(NLI_LABELS)}"))
-                continue
-            pairs.append(Pair(premise=detokenize_ptb(premise), hypothesis=detokenize_ptb(hypothesis),
-                              label=label.lower(), source=f"nli:{path.name}", group=f"nli:{path.name}:{number}"))
+    for number, line in read_lines(path):   # the shared reader: a non-UTF-8 line is a named RowError
+        if isinstance(line, RowError):
+            errors.append(line)
+            continue
+        if not line.strip():
+            continue
+        parts = line.split("\t")
+        if len(parts) != 3:
+            errors.append(RowError(file=str(path), line=number, field="<row>",
+                                   message=f"expected 3 tab-separated fields, got {len(parts)}"))
+            continue
+        label, premise, hypothesis = (p.strip() for p in parts)
+        if number == 1 and label.lower() == "label":
+            continue
+        if label.lower() not in NLI_LABELS:
+            errors.append(RowError(file=str(path), line=number, field="label",
+                                   message=f"{label!r} is not one of {', '.join(NLI_LABELS)}"))
+            continue
+        pairs.append(Pair(premise=detokenize_ptb(premise), hypothesis=detokenize_ptb(hypothesis),
+                          label=label.lower(), source=f"nli:{path.name}", group=f"nli:{path.name}:{number}"))
     if errors:
         raise DataError(errors)
     return pairs
