@@ -35,8 +35,25 @@ class RowError(BaseModel):
         return f"{self.file}: field '{self.field}': {message}"
 
 
+MAX_META_DEPTH = 100
+"""How deeply a row's meta may nest: far beyond any real data set, well within what the records can store."""
+
+
+def nesting_depth(value: Any) -> int:
+    """How many lists and objects deep a JSON value goes (0 for a scalar), without recursion."""
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list | tuple):
+            deepest = max(deepest, depth + 1)
+            stack.extend((inner, depth + 1) for inner in (item.values() if isinstance(item, dict) else item))
+    return deepest
+
+
 def make_example(path: Path, line: int, **fields: Any) -> Example | RowError:
     """Build an Example, turning a validation failure into a RowError for that line."""
+    if nesting_depth(fields.get("meta")) > MAX_META_DEPTH:
+        return RowError(file=str(path), line=line, field="meta", message=f"nested deeper than {MAX_META_DEPTH} levels")
     try:
         return Example(**fields)
     except ValidationError as err:
@@ -50,6 +67,22 @@ def encoding_error(path: Path, line: int, raw: bytes, err: UnicodeDecodeError, o
     return RowError(file=str(path), line=line, field="<encoding>",
                     message=f"not UTF-8 (byte 0x{raw[err.start]:02x} at byte offset {offset + err.start} of the "
                             f"file, column {err.start + 1} of the line)")
+
+
+class JSONTooDeep(json.JSONDecodeError):
+    """JSON nested more deeply than the parser can follow (it would otherwise raise RecursionError)."""
+
+
+def decode_json(text: str, pos: int | None = None) -> Any:
+    """``json.loads(text)``, or ``(value, end)`` decoded from ``pos`` when given; too deep a nesting is a
+    :class:`JSONTooDeep` (a JSONDecodeError at ``pos``), not a RecursionError."""
+    try:
+        return json.loads(text) if pos is None else _DECODER.raw_decode(text, pos)
+    except RecursionError:
+        raise JSONTooDeep("nested too deeply to read", text, pos or 0) from None
+
+
+_DECODER = json.JSONDecoder()
 
 
 def decoded_lines(path: Path) -> Iterator[tuple[int, str, RowError | None]]:
@@ -99,7 +132,9 @@ def read_json_document(path: Path) -> Any | RowError:
     if isinstance(text, RowError):
         return text
     try:
-        return json.loads(text)
+        return decode_json(text)
+    except JSONTooDeep as err:
+        return RowError(file=str(path), line=0, field="<json>", message=f"not readable as JSON: {err.msg}")
     except json.JSONDecodeError as err:
         return RowError(file=str(path), line=err.lineno, field="<json>", message=f"not readable as JSON: {err}")
 
@@ -113,7 +148,7 @@ def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any] | RowError]]:
         if not text.strip():
             continue
         try:
-            obj = json.loads(text)
+            obj = decode_json(text)
         except json.JSONDecodeError as err:
             yield number, RowError(file=str(path), line=number, field="<json>", message=str(err))
             continue
@@ -131,9 +166,7 @@ def head_text(path: Path, size: int = 1_000_000) -> str:
             raw = handle.read(size)
     except OSError:
         return ""
-    if raw.startswith(codecs.BOM_UTF8):
-        raw = raw[len(codecs.BOM_UTF8):]
-    return raw.decode("utf-8", errors="replace")
+    return raw.removeprefix(codecs.BOM_UTF8).decode("utf-8", errors="replace")
 
 
 def first_jsonl_object(path: Path, tries: int = 5) -> dict[str, Any] | None:
@@ -148,8 +181,8 @@ def first_jsonl_object(path: Path, tries: int = 5) -> dict[str, Any] | None:
                 tries -= isinstance(text, RowError)
             else:
                 try:
-                    obj = json.loads(text)
-                except (json.JSONDecodeError, RecursionError):
+                    obj = decode_json(text)
+                except json.JSONDecodeError:
                     tries -= 1
                 else:
                     return obj if isinstance(obj, dict) else None
@@ -181,7 +214,6 @@ def short_hash(*parts: str) -> str:
 
 def first_array_object(path: Path, head_size: int = 1_000_000) -> dict[str, Any] | None:
     """The first object of a file holding a JSON array, or None if it is not one."""
-    decoder = json.JSONDecoder()
     for size in (head_size, None):
         text = head_text(path, size if size else -1)
         stripped = text.lstrip()
@@ -189,7 +221,7 @@ def first_array_object(path: Path, head_size: int = 1_000_000) -> dict[str, Any]
             return None
         body = stripped[1:].lstrip()
         try:
-            obj, _ = decoder.raw_decode(body)
+            obj, _ = decode_json(body, 0)
         except ValueError:
             if size is None or len(text) < size:
                 return None

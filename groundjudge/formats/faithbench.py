@@ -37,6 +37,7 @@ from typing import Any
 from groundjudge.formats._common import (
     RowError,
     csv_header,
+    decode_json,
     first_array_object,
     json_head,
     make_example,
@@ -131,7 +132,6 @@ def _load_csv(path: Path) -> Iterator[Example | RowError]:
 
 def _array_items(text: str, pos: int, start_line: int) -> Iterator[tuple[int, Any] | RowError]:
     """(file line, item) for each item of the JSON array whose "[" is at pos; a RowError ends it."""
-    decoder = json.JSONDecoder()
     line, counted = start_line, pos
     pos += 1
     while True:
@@ -142,7 +142,7 @@ def _array_items(text: str, pos: int, start_line: int) -> Iterator[tuple[int, An
         line += text.count("\n", counted, pos)
         counted = pos
         try:
-            item, pos = decoder.raw_decode(text, pos)
+            item, pos = decode_json(text, pos)
         except json.JSONDecodeError as err:
             yield RowError(file="", line=err.lineno, field="<json>", message=err.msg)
             return
