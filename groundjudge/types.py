@@ -187,6 +187,15 @@ class Calibration(_Frozen):
     dev_balanced_accuracy: float | None = None
 
 
+class PromptTemplate(_Frozen):
+    """A prompt as one judge rendered it: its hash and the full text of every file (partials included)."""
+
+    hash: str = Field(description="Content hash of the prompt's files (as in LLMCall.template_hash).")
+    files: dict[str, str] = Field(description="File name -> full template text.")
+    origin: dict[str, str] = Field(default_factory=dict, description="File name -> 'built-in' or the folder "
+                                                                      "it was read from (portable).")
+
+
 class JudgeSpec(_Frozen):
     """A judge as given on the command line: a name and its settings."""
 
@@ -194,6 +203,8 @@ class JudgeSpec(_Frozen):
     name: str
     settings: dict[str, Any] = Field(default_factory=dict)
     calibration: Calibration | None = None
+    templates: dict[str, PromptTemplate] = Field(default_factory=dict, description=(
+        "Every prompt the judge renders (inner judges' too), by name: the run can be re-read without the folder."))
 
 
 class RunHeader(_Frozen):

@@ -22,7 +22,6 @@ N=${N:-200}
 PORT=$PORT bash scripts/local_llm.sh start
 API="api_base=http://127.0.0.1:$PORT/v1"
 LLM="model=openai/qwen,$API,timeout=900,max_attempts=2,concurrency=1"
-INNER="model=openai/qwen;$API;timeout=900;max_attempts=2;concurrency=1"
 source scripts/datasets.sh
 # the cascade's local judge, its threshold and band: chosen on the dev part of results/local (scripts/cascade_local.py)
 ESCALATE=${ESCALATE:-0.4}
@@ -31,11 +30,11 @@ export GROUNDJUDGE_CACHE_DIR=${GROUNDJUDGE_CACHE_DIR:-runs/llm/cache}
 for name in ${SETS:-truthfulqa halueval nli_unseen legal_qa summedits contractnli}; do
   read -r local threshold range _ <<< "$("${PY:-.venv/bin/python}" scripts/cascade_local.py "results/local/$name" \
       --escalate "$ESCALATE")"
-  [[ $local == *:* ]] && local="$local;threshold=$threshold" || local="$local:threshold=$threshold"
+  [[ $local == *:* ]] && local="{$local,threshold=$threshold}" || local="$local:threshold=$threshold"
   declare -A J=(
     [direct]="direct:$LLM"
     [claims]="claims:$LLM,threshold=1.0"
-    [cascade]="cascade:local=$local,llm=claims:$INNER;threshold=1.0,band=$range"
+    [cascade]="cascade:local=$local,llm={claims:$LLM,threshold=1.0},band=$range"
     [triplets]="triplets:$LLM"
     [error_types]="error_types:$LLM,threshold=1.0"
   )

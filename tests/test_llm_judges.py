@@ -82,7 +82,7 @@ def test_error_type_match_is_scored_only_on_gold_types_of_the_judges_taxonomy(tm
     # a custom taxonomy, also nested in a cascade spec, is the one the gold types are checked against
     custom = tmp_path / "edits.json"
     custom.write_text(json.dumps([{"name": "antonym_swap", "definition": "swaps a word for its antonym"}]))
-    nested = f"cascade:local=quip,llm=error_types:model=m;taxonomy={custom};threshold=1.0,band=0.1:0.2"
+    nested = f"cascade:local=quip,llm={{error_types:model=m,taxonomy={custom},threshold=1.0}},band=0.1:0.2"
     assert taxonomy_names(nested) == {"antonym_swap"}
     assert error_type_summary(edits, taxonomy_names(nested))["error_type_accuracy_n"] == 3
     assert taxonomy_names("claims:model=m") is None
@@ -213,9 +213,9 @@ def test_selfcheck_needs_a_question(llm_server):
 
 
 def test_fallback_when_key_missing_or_provider_down(data, tmp_path):
-    no_key = "fallback:primary=claims:model=openai/gpt-4o-mini,secondary=quip:n=8;threshold=0.5"
-    down = "fallback:primary=direct:model=openai/gpt-4o-mini;api_base=http://127.0.0.1:9/v1;max_attempts=2;timeout=2," \
-           "secondary=span"
+    no_key = "fallback:primary=claims:model=openai/gpt-4o-mini,secondary={quip:n=8,threshold=0.5}"
+    down = "fallback:primary={direct:model=openai/gpt-4o-mini,api_base=http://127.0.0.1:9/v1,max_attempts=2," \
+           "timeout=2},secondary=span"
     out = tmp_path / "run"
     cli("run", str(data), "--judge", no_key, "--judge", down, "--out", str(out), "--quiet", "--dev-fraction", "0")
     records = read_records(out / "records.jsonl")
@@ -230,7 +230,7 @@ def test_fallback_when_key_missing_or_provider_down(data, tmp_path):
 
 
 def test_budget_exhausted_run_falls_back(llm_server, data, tmp_path):
-    spec = f"fallback:primary=direct:model=openai/gpt-4o-mini;api_base={llm_server.openai_base},secondary=quip:n=8"
+    spec = f"fallback:primary={{direct:model=openai/gpt-4o-mini,api_base={llm_server.openai_base}}},secondary=quip:n=8"
     out = tmp_path / "run"
     cli("run", str(data), "--judge", spec, "--out", str(out), "--quiet", "--dev-fraction", "0",
         "--max-cost", "0.0001", "--concurrency", "1")
@@ -240,8 +240,8 @@ def test_budget_exhausted_run_falls_back(llm_server, data, tmp_path):
 
 
 def test_cascade_escalates_only_the_uncertain_band(llm_server, data, tmp_path):
-    spec = (f"cascade:local=quip:n=8;threshold=0.95,llm=claims:model=openai/gpt-4o-mini;"
-            f"api_base={llm_server.openai_base};threshold=1.0,band=0.0-0.999")
+    spec = (f"cascade:local={{quip:n=8,threshold=0.95}},llm={{claims:model=openai/gpt-4o-mini,"
+            f"api_base={llm_server.openai_base},threshold=1.0}},band=0.0-0.999")
     out = tmp_path / "run"
     cli("run", str(data), "--judge", spec, "--out", str(out), "--quiet", "--dev-fraction", "0")
     summary = json.loads((out / "summary.json").read_text())["judges"][spec]
@@ -257,11 +257,11 @@ def test_cascade_reusing_cached_claims_reports_the_latency_of_the_calls_it_reuse
     from groundjudge.testing.oracle import oracle_responder
 
     llm_server.set_responder(lambda request: replace(oracle_responder(request), delay=0.2))
-    inner = f"model=openai/gpt-4o-mini;api_base={llm_server.openai_base};threshold=1.0"
-    cli("run", str(data), "--judge", "claims:" + inner.replace(";", ","), "--out", str(tmp_path / "claims"),
+    inner = f"model=openai/gpt-4o-mini,api_base={llm_server.openai_base},threshold=1.0"
+    cli("run", str(data), "--judge", "claims:" + inner, "--out", str(tmp_path / "claims"),
         "--quiet", "--dev-fraction", "0")
     calls = len(llm_server.requests)
-    spec = f"cascade:local=quip:n=8;threshold=0.95,llm=claims:{inner},band=0.0-0.999"
+    spec = f"cascade:local={{quip:n=8,threshold=0.95}},llm={{claims:{inner}}},band=0.0-0.999"
     cli("run", str(data), "--judge", spec, "--out", str(tmp_path / "cascade"), "--quiet", "--dev-fraction", "0")
     assert len(llm_server.requests) == calls      # the escalated answers reused the claims run's replies
     summary = json.loads((tmp_path / "cascade" / "summary.json").read_text())["judges"][spec]

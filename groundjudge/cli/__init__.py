@@ -1,4 +1,4 @@
-"""The ``groundjudge`` command: one module per verb (run, replay, report, judges, summarize, train)."""
+"""The ``groundjudge`` command: one module per verb (run, replay, report, judges, prompts, summarize, train, export)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ import sys
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from groundjudge.cli import judges, replay, report, run, summarize, train  # noqa: E402
+from groundjudge.cli import export, judges, prompts, replay, report, run, summarize, train  # noqa: E402
 from groundjudge.cli.common import UsageError  # noqa: E402
+from groundjudge.experiment import ExperimentError  # noqa: E402
 from groundjudge.formats.load import DataError  # noqa: E402
 from groundjudge.judges import SpecError  # noqa: E402
 from groundjudge.llm.templates import TemplateError  # noqa: E402
@@ -24,7 +25,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="groundjudge", description=__doc__)
     parser.add_argument("-v", "--verbose", action="store_true", help="log more")
     verbs = parser.add_subparsers(dest="verb", required=True)
-    for verb in (run, replay, judges, report, summarize, train):
+    for verb in (run, replay, judges, prompts, report, summarize, train, export):
         verb.add_parser(verbs)
     return parser
 
@@ -36,7 +37,8 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING)
     try:
         return args.func(args)
-    except (DataError, SpecError, UsageError, RecordsError, ModelUnavailable, TemplateError, RunLockError) as err:
+    except (DataError, ExperimentError, SpecError, UsageError, RecordsError, ModelUnavailable, TemplateError,
+            RunLockError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
 

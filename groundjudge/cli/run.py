@@ -1,251 +1,78 @@
-"""``groundjudge run``: judge data with one or more judges, write records and summary, print the comparison."""
+"""``groundjudge run``: judge data (files, or an experiment file) with one or more judges and compare them."""
 
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import random
-import shlex
-import sys
-import uuid
-from datetime import datetime, timezone
-from pathlib import Path
 
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-from groundjudge.cli.common import (
-    UsageError,
-    add_llm_options,
-    console,
-    git_commit,
-    make_service,
-    package_versions,
-    stdout_console,
-    uses_llm,
-)
-from groundjudge.formats import ADAPTERS  # noqa: E402
-from groundjudge.formats.load import assign_missing_splits, dataset_hash, load_examples  # noqa: E402
-from groundjudge.judges import build_judge, parse_spec  # noqa: E402
-from groundjudge.paths import portable_path
-from groundjudge.report.compare import comparison_table, pairwise_table  # noqa: E402
-from groundjudge.runs.calibrate import calibrate, needs_calibration, with_threshold  # noqa: E402
-from groundjudge.runs.interrupts import RunInterrupted, interrupts_raised
-from groundjudge.runs.lock import RunLock
-from groundjudge.runs.records import (  # noqa: E402
-    RecordsError,
-    RecordWriter,
-    read_records,
-    repair_torn_tail,
-)
-from groundjudge.runs.runner import JudgeTask, run_judges  # noqa: E402
-from groundjudge.runs.summary import summarize  # noqa: E402
-from groundjudge.types import Calibration, DatasetInfo, Example, RunHeader  # noqa: E402
+from groundjudge.cli.common import UsageError, add_llm_options
+from groundjudge.experiment import load_experiment
+from groundjudge.formats import ADAPTERS
+from groundjudge.judges.config import JudgeConfig
+from groundjudge.runs.execute import RunOptions, execute
+
+DEFAULTS = {"seed": 0, "dev_fraction": 0.3, "out": "runs/latest", "concurrency": 8}
+"""Built-in values of the flags an experiment file may also set (a flag given wins over the file)."""
 
 
-def _choose_examples(args: argparse.Namespace, examples: list[Example], calibrating: bool
-                     ) -> tuple[list[Example], list[Example], str, str | None]:
-    """(eval examples, dev examples, eval split name, calibration source)."""
-    if args.calibrate_on:
-        dev = load_examples(args.calibrate_on, None, args.skip_invalid).examples   # each file's format detected
-        evaluated = [ex for ex in examples if args.split is None or ex.split == args.split]
-        return evaluated, dev, args.split or "all", ",".join(args.calibrate_on)
-    if (calibrating or args.split) and all(ex.split is None for ex in examples) and args.dev_fraction > 0:
-        examples = assign_missing_splits(examples, args.dev_fraction)
-        source = f"split:dev (group-hash {args.dev_fraction:.0%} of the data)"
-    else:
-        source = "split:dev"
-    dev = [ex for ex in examples if ex.split == "dev"] if calibrating else []
-    if args.split:
-        evaluated = [ex for ex in examples if ex.split == args.split]
-    elif dev:
-        evaluated = [ex for ex in examples if ex.split != "dev"]
-    else:
-        evaluated = list(examples)
-    name = args.split or ("all but dev" if dev else "all")
-    return evaluated, dev, name, (source if dev else None)
-
-
-def dry_run(args: argparse.Namespace, tasks: list[JudgeTask], evaluated: list[Example], dev: list[Example],
-            service) -> int:
-    """Print the estimated calls, tokens and $ of the run without calling anything."""
-    from rich.table import Table
-
-    from groundjudge.llm.dryrun import estimate_run
-
-    table = Table(title=f"dry run: {len(evaluated)} examples + {len(dev)} dev (estimates; nothing was called)")
-    for column in ("judge", "LLM calls", "input tokens", "output tokens", "$"):
-        table.add_column(column, justify="left" if column == "judge" else "right")
-    total = 0.0
-    for task in tasks:
-        estimate = estimate_run(task.judge, list(evaluated) + list(dev), service.prompts)
-        total += estimate["cost_usd"]
-        table.add_row(task.spec, str(estimate["llm_calls"]), str(estimate["tokens"]["input"]),
-                      str(estimate["tokens"]["output"]), f"{estimate['cost_usd']:.4f}")
-    stdout_console().print(table)
-    stdout_console().print(f"estimated total: ${total:.4f} (cached calls would cost nothing)")
-    return 0
+def options_from_args(args: argparse.Namespace) -> RunOptions:
+    """The run's options: the flags given, over the experiment file's values (if the data is one), over the
+    defaults."""
+    flags = vars(args)
+    given = {key: value for key, value in flags.items() if value is not None}
+    experiment = None
+    if len(args.data) == 1 and args.data[0].endswith(".toml"):
+        experiment = load_experiment(args.data[0])
+    elif any(path.endswith(".toml") for path in args.data):
+        raise UsageError("an experiment file (.toml) is given alone: groundjudge run EXPERIMENT.toml [flags]")
+    judges = list(experiment.judges) if experiment else []
+    judges += [JudgeConfig.from_spec(text) for text in args.judge or []]
+    if not judges:
+        raise UsageError("no judge: pass --judge SPEC (see `groundjudge judges`) or an experiment file")
+    names = [j.name for j in judges]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise UsageError(f"judge {twice[0]!r} is given twice (names must be unique)")
+    from_file: dict = {}
+    if experiment:
+        from_file = {**experiment.data.model_dump(), **experiment.run.model_dump(exclude_none=True)}
+        from_file["data"] = from_file.pop("files")
+    values = {**DEFAULTS, **{k: v for k, v in from_file.items() if v is not None}, **given}
+    values["skip_invalid"] = bool(flags.get("skip_invalid")) or bool(from_file.get("skip_invalid"))
+    values["data"] = from_file["data"] if experiment else args.data
+    values["judges"] = judges
+    values["experiment"] = experiment.path if experiment else None
+    return RunOptions.model_validate({k: v for k, v in values.items() if k in RunOptions.model_fields})
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     """Judge the data with every judge, write records.jsonl and summary.json, print the table."""
-    out = Path(args.out)
-    records_path = out / "records.jsonl"
-    tasks, specs, user_settings = [], [], {}
-    service = make_service(args) if any(uses_llm(t) for t in args.judge) else None
-    for text in args.judge:
-        judge, spec = build_judge(text, service=service)
-        tasks.append(JudgeTask(spec=text, judge=judge))
-        specs.append(spec)
-        user_settings[text] = parse_spec(text)[1]
-    if len(set(args.judge)) != len(args.judge):
-        raise UsageError("the same --judge spec is given twice")
-
-    loaded = load_examples(args.data, args.format, args.skip_invalid)
-    if loaded.errors:
-        console.print(f"skipped {len(loaded.errors)} invalid row(s); first: {loaded.errors[0]}", markup=False,
-                      style="yellow", soft_wrap=True)
-    to_calibrate = [t for t in tasks if needs_calibration(t, user_settings[t.spec])]
-    evaluated, dev, split_name, cal_source = _choose_examples(args, loaded.examples, bool(to_calibrate))
-    if args.sample and args.sample < len(evaluated):
-        evaluated = sorted(random.Random(args.seed).sample(evaluated, args.sample), key=evaluated.index)
-    if not evaluated:
-        raise UsageError(f"no examples to evaluate (split {split_name!r})")
-    if args.dry_run:
-        return dry_run(args, tasks, evaluated, dev if to_calibrate else [], service or make_service(args))
-    dataset = DatasetInfo(files=tuple(loaded.files), formats=tuple(loaded.formats), n=len(evaluated),
-                          hash=dataset_hash(evaluated), n_loaded=len(loaded.examples),
-                          skipped_rows=len(loaded.errors))
-
-    command = resume_command(args)
-    try:
-        with interrupts_raised(), RunLock(out, command, warn=lambda text: console.print(f"[yellow]{text}",
-                                                                                         soft_wrap=True)):
-            return _judge_into(args, out, records_path, tasks, specs, evaluated, dev, to_calibrate, loaded, dataset,
-                               split_name, cal_source, service)
-    except RunInterrupted as stop:
-        if records_path.exists():
-            kept = f"every verdict written so far is kept in {records_path}"
-        elif (out / "calibration.jsonl").exists():
-            kept = "nothing was judged yet (the dev verdicts of the calibration are kept)"
-        else:
-            kept = "nothing was judged yet"
-        console.print(f"[yellow]{stop}: stopped; {kept}; the lock is released. Continue with:", soft_wrap=True)
-        print(shlex.join(command), file=sys.stderr, flush=True)  # whole on one line, for copying
-        return stop.exit_code
-
-
-def resume_command(args: argparse.Namespace) -> list[str]:
-    """The command line that continues this run: the one given, with --resume."""
-    given = list(args.argv) if getattr(args, "argv", None) else ["run"]
-    return ["groundjudge", *given, *([] if "--resume" in given else ["--resume"])]
-
-
-def _interrupted_calibration(cal_path: Path, dev_header: RunHeader) -> RunHeader | None:
-    """The header of a calibration that a stopped run left in ``cal_path``, when it is for the same dev data and
-    judges (its dev records are then kept); None otherwise."""
-    if not cal_path.exists() or cal_path.stat().st_size == 0:
-        return None
-    repair_torn_tail(cal_path)
-    try:
-        header = read_records(cal_path).header
-    except RecordsError:
-        return None
-    same = header.dataset.hash == dev_header.dataset.hash and \
-        [s.spec for s in header.judges] == [s.spec for s in dev_header.judges]
-    return header if same else None
-
-
-def _judge_into(args, out, records_path, tasks, specs, evaluated, dev, to_calibrate, loaded, dataset, split_name,
-                cal_source, service) -> int:
-    """Calibrate (or resume), judge and summarise into the locked run folder."""
-    done: set[tuple[str, str]] = set()
-    if records_path.exists() and records_path.stat().st_size > 0:
-        if not args.resume:
-            raise UsageError(f"{records_path} exists: pass --resume to continue that run, or another --out")
-        removed = repair_torn_tail(records_path)
-        previous = read_records(records_path)
-        if previous.header.dataset.hash != dataset.hash:
-            raise UsageError(f"{records_path} was made from other data (hash {previous.header.dataset.hash[:12]} "
-                             f"!= {dataset.hash[:12]}); use another --out")
-        if [s.spec for s in previous.header.judges] != [s.spec for s in specs]:
-            raise UsageError(f"{records_path} was made with judges {[s.spec for s in previous.header.judges]}; "
-                             "resume with the same --judge list or use another --out")
-        header = previous.header
-        done = previous.done()
-        frozen = {s.spec: s.calibration for s in header.judges if s.calibration}
-        tasks = [with_threshold(t, frozen[t.spec]) if t.spec in frozen else t for t in tasks]
-        console.print(f"resuming {header.run_id}: {len(done)} result(s) kept"
-                      + (f", {removed} torn byte(s) cut" if removed else ""))
-    else:
-        calibrations: dict[str, Calibration] = {}
-        run_id = uuid.uuid4().hex[:12]
-        started = datetime.now(timezone.utc).isoformat(timespec="seconds")
-        if to_calibrate and dev:
-            dev_files = tuple(portable_path(f) for f in args.calibrate_on) if args.calibrate_on else tuple(loaded.files)
-            dev_info = DatasetInfo(files=dev_files, formats=tuple(loaded.formats),
-                                   n=len(dev), hash=dataset_hash(dev))
-            dev_header = RunHeader(run_id=run_id, judges=tuple(s for s in specs if s.spec in
-                                                                {t.spec for t in to_calibrate}),
-                                   dataset=dev_info, eval_split="dev", versions=package_versions(),
-                                   git_commit=git_commit(), started_at=started)
-            cal_path = out / "calibration.jsonl"
-            kept = _interrupted_calibration(cal_path, dev_header) if args.resume else None
-            if kept is not None:  # a run stopped while calibrating: go on with its dev records, under its id
-                run_id, started, dev_header = kept.run_id, kept.started_at, kept
-            elif cal_path.exists():
-                cal_path.unlink()
-            console.print(f"calibrating {len(to_calibrate)} judge(s) on {len(dev)} dev examples ({cal_source})"
-                          + (" (resumed)" if kept is not None else ""))
-            calibrations = calibrate(to_calibrate, dev, cal_source, dev_header, cal_path,
-                                     args.concurrency, not args.quiet)
-        elif to_calibrate:
-            console.print("[yellow]no dev data: score-based judges keep their default thresholds "
-                          "(use --calibrate-on or a dev split)")
-            calibrations = {t.spec: Calibration(threshold=t.judge.threshold, source="default") for t in to_calibrate}
-        tasks = [with_threshold(t, calibrations[t.spec]) if t.spec in calibrations else t for t in tasks]
-        specs = [s.model_copy(update={"calibration": calibrations.get(s.spec)}) for s in specs]
-        templates = {name: service.prompts.template_hash(name) for name in service.prompts.names()} if service else {}
-        header = RunHeader(run_id=run_id, judges=tuple(specs), dataset=dataset, eval_split=split_name,
-                           template_hashes=templates, versions=package_versions(), git_commit=git_commit(),
-                           started_at=started)
-        out.mkdir(parents=True, exist_ok=True)
-        with RecordWriter(records_path) as writer:
-            writer.write(header)
-
-    with RecordWriter(records_path) as writer:
-        run_judges(tasks, evaluated, writer, done=done, concurrency=args.concurrency, show_progress=not args.quiet)
-    summary = summarize(read_records(records_path))
-    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
-    stdout = stdout_console()
-    stdout.print(comparison_table(summary))
-    if summary["pairwise"]:
-        stdout.print(pairwise_table(summary))
-    stdout.print(f"records: {records_path}\nsummary: {out / 'summary.json'}")
-    return 0
-
+    return execute(options_from_args(args))
 
 
 def add_parser(verbs) -> None:
     """Add the ``run`` verb and its options to the command's subparsers."""
     run = verbs.add_parser("run", help="judge data with one or more judges and compare them")
-    run.add_argument("data", nargs="+", help="data files (format auto-detected)")
+    run.add_argument("data", nargs="+", help="data files (format auto-detected), or one experiment file (.toml)")
     run.add_argument("--format", choices=sorted(ADAPTERS), help="force the format of every file")
-    run.add_argument("--judge", action="append", required=True, metavar="SPEC",
-                     help="name or name:key=value,... (repeatable); see `groundjudge judges`")
+    run.add_argument("--judge", action="append", metavar="SPEC",
+                     help="name or name:key=value,... (repeatable; added to an experiment's judges); "
+                          "see `groundjudge judges`")
     run.add_argument("--split", choices=("train", "dev", "test"),
                      help="evaluate only this split (data without splits: the --dev-fraction group split)")
     run.add_argument("--calibrate-on", nargs="+", metavar="DEV", help="dev file(s) to fit thresholds on")
-    run.add_argument("--dev-fraction", type=float, default=0.3,
-                     help="when the data has no splits, this share of groups is dev (0 disables)")
+    run.add_argument("--dev-fraction", type=float,
+                     help="when the data has no splits, this share of groups is dev (0 disables; default 0.3)")
     run.add_argument("--sample", type=int, help="evaluate a seeded random sample of this many examples")
-    run.add_argument("--seed", type=int, default=0)
-    run.add_argument("--out", default="runs/latest", help="run directory (records.jsonl, summary.json)")
+    run.add_argument("--seed", type=int, help="seed of --sample (default 0)")
+    run.add_argument("--out", help="run directory (records.jsonl, summary.json; default runs/latest)")
     run.add_argument("--resume", action="store_true", help="continue the run in --out")
-    run.add_argument("--concurrency", type=int, default=8, help="examples judged at once per judge")
+    run.add_argument("--concurrency", type=int, help="examples judged at once per judge (default 8)")
     run.add_argument("--skip-invalid", action="store_true", help="skip and count invalid rows")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     add_llm_options(run)
     run.add_argument("--max-cost", type=float, metavar="USD",
                      help="stop new LLM calls once this much is spent (the rest fall back or abstain: budget)")
-    run.add_argument("--dry-run", action="store_true", help="estimate LLM calls, tokens and $; call nothing")
+    run.add_argument("--dry-run", action="store_true",
+                     help="list the judges (an experiment's expanded) and estimate LLM calls, tokens and $; "
+                          "call nothing")
     run.set_defaults(func=cmd_run)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
-import typing
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from groundjudge.types import Example, JudgeResult, JudgeSpec
@@ -64,44 +63,11 @@ def load_builtin_judges() -> dict[str, type]:
 class SpecError(ValueError):
     """A judge spec that names an unknown judge or setting, or a value of the wrong type."""
 
-def parse_spec(text: str) -> tuple[str, dict[str, str]]:
-    """Split ``name:key=value,key=value`` into the name and raw string settings."""
-    name, _, rest = text.partition(":")
-    settings: dict[str, str] = {}
-    for part in filter(None, (p.strip() for p in rest.split(","))):
-        key, eq, value = part.partition("=")
-        if not eq or not key.strip():
-            raise SpecError(f"judge spec {text!r}: setting {part!r} is not key=value")
-        settings[key.strip()] = value.strip()
-    return name.strip(), settings
+def parse_spec(text: str) -> tuple[str, dict[str, Any]]:
+    """Split ``name:key=value,key=value`` into the name and raw settings (see :mod:`groundjudge.judges.config`)."""
+    from groundjudge.judges.config import parse_spec as parse
 
-def _coerce(value: str, annotation: Any, where: str) -> Any:
-    """Turn a setting's text into the dataclass field's type."""
-    is_union = typing.get_origin(annotation) in (typing.Union, getattr(__import__("types"), "UnionType", None))
-    options = typing.get_args(annotation) if is_union else (annotation,)
-    if value.lower() in ("none", "null") and type(None) in options:
-        return None
-    for option in options:
-        if option is bool:
-            if value.lower() in ("1", "true", "yes", "on"):
-                return True
-            if value.lower() in ("0", "false", "no", "off"):
-                return False
-        elif option in (int, float):
-            try:
-                return option(value)
-            except ValueError:
-                continue
-        elif option is str:
-            return value
-        elif typing.get_origin(option) is typing.Literal:
-            if value in typing.get_args(option):
-                return value
-            raise SpecError(f"{where}: {value!r} is not one of {typing.get_args(option)}")
-    raise SpecError(f"{where}: cannot read {value!r} as {annotation}")
-
-def _is_setting(f: dataclasses.Field) -> bool:
-    return f.init and not f.metadata.get("runtime")
+    return parse(text)
 
 
 def build_judge(text: str, **runtime: Any) -> tuple[Judge, JudgeSpec]:
@@ -110,29 +76,28 @@ def build_judge(text: str, **runtime: Any) -> tuple[Judge, JudgeSpec]:
     ``runtime`` objects (such as the run's LLM ``service``) are handed to judges
     that have a field of that name; they are not settings and are not recorded.
     """
-    name, raw = parse_spec(text)
-    cls = judge_class(name)
-    hints = typing.get_type_hints(cls)
-    fields = {f.name: f for f in dataclasses.fields(cls) if _is_setting(f)}
-    kwargs: dict[str, Any] = {name: value for name, value in runtime.items()
-                              if any(f.name == name and f.metadata.get("runtime") for f in dataclasses.fields(cls))}
-    for key, value in raw.items():
-        if key not in fields:
-            raise SpecError(f"judge {name!r} has no setting {key!r}; settings: {', '.join(fields)}")
-        kwargs[key] = _coerce(value, hints[key], f"{name}:{key}")
-    judge = cls(**kwargs)
-    return judge, JudgeSpec(spec=text, name=name, settings=judge_settings(judge))
+    from groundjudge.judges.config import JudgeConfig
+
+    config = JudgeConfig.from_spec(text)
+    judge = config.build(**runtime)
+    return judge, JudgeSpec(spec=text, name=config.kind, settings=judge_settings(judge))
+
 
 def judge_settings(judge: Any) -> dict[str, Any]:
-    """The settings of a judge dataclass, as plain JSON values."""
-    return {f.name: getattr(judge, f.name) for f in dataclasses.fields(judge) if _is_setting(f)}
+    """The settings of a judge dataclass, as plain JSON values (local paths portable)."""
+    from groundjudge.judges.config import recorded_settings
+
+    return recorded_settings(judge)
+
 
 def describe_judges() -> list[dict[str, Any]]:
     """Name, one-line description and settings (with defaults) of every registered judge."""
+    from groundjudge.judges.config import config_model
+
     rows = []
     for name, cls in sorted(load_builtin_judges().items()):
         doc = (cls.__doc__ or "").strip().splitlines()
-        settings = {f.name: (f.default if f.default is not dataclasses.MISSING else None)
-                    for f in dataclasses.fields(cls) if _is_setting(f)}
+        fields = config_model(name).model_fields
+        settings = {key: (None if f.is_required() else f.default) for key, f in fields.items()}
         rows.append({"name": name, "description": doc[0] if doc else "", "settings": settings})
     return rows

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from groundjudge.judges import SpecError, register
-from groundjudge.judges.composite import build_inner
+from groundjudge.judges.composite import InnerJudge, build_inner
 from groundjudge.types import Example, JudgeResult
 
 
@@ -34,8 +34,8 @@ class CascadeJudge:
 
     name: ClassVar[str] = "cascade"
     max_concurrency: ClassVar[int | None] = None
-    local: str = "quip"
-    llm: str = "claims"
+    local: InnerJudge = "quip"
+    llm: InnerJudge = "claims"
     band: str = "0.3-0.7"
     service: Any = field(default=None, compare=False, repr=False, metadata={"runtime": True})
 

@@ -132,6 +132,7 @@ class ClaimsJudge(LLMJudgeSettings):
     """Extract claims, verify each against the context's facts (or the raw context); score = supported share."""
 
     name: ClassVar[str] = "claims"
+    TEMPLATES: ClassVar[tuple[str, ...]] = ("claims_extract", "facts_extract", "claims_verify")
     against: Literal["facts", "context"] = "facts"
     weighting: Literal["equal", "length"] = "equal"
     partial_credit: float = 0.0
@@ -145,7 +146,7 @@ class ClaimsJudge(LLMJudgeSettings):
 
     async def extract_claims(self, example: Example, calls: list[LLMCall]) -> list[str] | None:
         """The answer's atomic claims (None on a parse failure), without the reply example's placeholders."""
-        parsed = await self.llm.complete(self.llm_settings(), "claims_extract",
+        parsed = await self.ask("claims_extract",
                                          {"question": example.question, "answer": example.answer}, ClaimList, calls)
         return None if parsed is None else [c.strip() for c in parsed.claims if not is_placeholder(c)]
 
@@ -154,7 +155,7 @@ class ClaimsJudge(LLMJudgeSettings):
         digest = hashlib.sha256("\x1f".join(example.context).encode()).hexdigest()
 
         async def make(own: list[LLMCall]) -> list[str] | None:
-            parsed = await self.llm.complete(self.llm_settings(), "facts_extract",
+            parsed = await self.ask("facts_extract",
                                              {"context": list(example.context)}, FactList, own)
             return None if parsed is None else [f.strip() for f in parsed.facts if f.strip()]
 
@@ -165,8 +166,8 @@ class ClaimsJudge(LLMJudgeSettings):
     async def verify(self, example: Example, claims: list[str], facts: list[str] | None,
                      calls: list[LLMCall]) -> list[ClaimCheck] | None:
         """One verdict per claim, against facts (or the documents when facts is None)."""
-        parsed = await self.llm.complete(
-            self.llm_settings(), "claims_verify",
+        parsed = await self.ask(
+            "claims_verify",
             {"claims": claims, "facts": facts, "context": list(example.context)},
             verdict_list_model(len(claims)), calls)
         if parsed is None:
@@ -206,6 +207,10 @@ class ClaimsJudge(LLMJudgeSettings):
                                          score={"supported": 1.0, "unverifiable": self.partial_credit}.get(
                                              check.verdict, 0.0)))
         return tuple(verdicts)
+
+    def template_names(self) -> tuple[str, ...]:
+        """The prompts rendered: no facts extraction when verifying against the documents."""
+        return tuple(t for t in self.TEMPLATES if not (t == "facts_extract" and self.against == "context"))
 
     def expected_calls(self, example: Example) -> list[tuple[str, dict, int]]:
         """(prompt, variables, expected output tokens) of one example's calls, answer sentences standing in

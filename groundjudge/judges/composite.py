@@ -1,18 +1,46 @@
-"""Building the inner judges of a composite judge (fallback, cascade) from nested specs.
+"""Building the inner judges of a composite judge (fallback, cascade) from nested configs.
 
-A nested spec is a judge spec whose settings are separated by ``;`` instead of
-``,`` (which separates the outer judge's settings), e.g.
-``fallback:primary=claims:model=openai/gpt-4o-mini;against=context,secondary=quip:n=21``.
+An inner judge is a spec string (``claims``, ``quip:n=21``), a spec in braces inside
+a CLI spec (``fallback:primary={claims:model=openai/gpt-4o-mini,against=context},secondary=quip``),
+or, in an experiment file or Python, a table with ``kind`` and settings
+(``primary = { kind = "claims", against = "context" }``).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+InnerJudge = str | dict[str, Any]
+"""How a composite judge names an inner judge: a spec string, or ``{"kind": ..., setting: value}``."""
 
-def build_inner(spec: str, service: Any) -> Any:
-    """The judge named by a nested spec, sharing the run's LLM service."""
-    from groundjudge.judges import build_judge
 
-    judge, _ = build_judge(spec.replace(";", ","), service=service)
-    return judge
+def inner_config(inner: InnerJudge):
+    """The typed config of an inner judge (its settings checked like any judge's)."""
+    from groundjudge.judges import SpecError
+    from groundjudge.judges.config import JudgeConfig
+
+    if isinstance(inner, str):
+        if ";" in inner:
+            raise SpecError(f"inner judge {inner!r}: write its settings in braces, "
+                            "{name:key=value,key=value} (the ';' form is gone)")
+        return JudgeConfig.from_spec(inner)
+    settings = dict(inner)
+    kind = settings.pop("kind", None)
+    if not isinstance(kind, str):
+        raise SpecError(f"inner judge {inner!r} needs kind = \"<judge>\"")
+    return JudgeConfig.create(kind, where=f"inner judge {kind!r}", **settings)
+
+
+def build_inner(inner: InnerJudge, service: Any) -> Any:
+    """The inner judge, sharing the run's LLM service."""
+    return inner_config(inner).build(service=service)
+
+
+def judge_parts(judge: Any) -> list[Any]:
+    """A judge and every judge inside it (a fallback's or a cascade's inner judges), depth first."""
+    parts = [judge]
+    for attr in ("_primary", "_secondary", "_local", "_llm"):
+        inner = getattr(judge, attr, None)
+        if inner is not None:
+            parts += judge_parts(inner)
+    return parts

@@ -39,8 +39,13 @@ class DirectJudge(LLMJudgeSettings):
     """One LLM call: grounded or ungrounded, with reasoning (templates: direct, lynx)."""
 
     name: ClassVar[str] = "direct"
+    TEMPLATES: ClassVar[tuple[str, ...]] = ("direct", "lynx")
     template: str = "direct"
     output: Literal["verdict", "passfail"] = "verdict"
+
+    def template_names(self) -> tuple[str, ...]:
+        """The one prompt this judge renders (``template``)."""
+        return (self.template,)
 
     def expected_calls(self, example: Example) -> list[tuple[str, dict, int]]:
         """(prompt, variables, expected output tokens) of the calls one example needs (for --dry-run)."""
@@ -53,7 +58,7 @@ class DirectJudge(LLMJudgeSettings):
         passfail = self.output == "passfail" or self.template == "lynx"
         variables = {"question": example.question, "context": list(example.context), "answer": example.answer}
         try:
-            parsed = await self.llm.complete(self.llm_settings(), self.template, variables,
+            parsed = await self.ask(self.template, variables,
                                              LynxOutput if passfail else DirectOutput, calls)
         except ProviderError as err:
             return provider_abstention(example, err, calls, self.path)

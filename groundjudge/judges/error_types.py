@@ -41,13 +41,34 @@ def load_taxonomy(path: str | None) -> tuple[ErrorTypeEntry, ...]:
         raise ValueError(f"taxonomy {source}: {err}") from err
 
 
+def judge_taxonomy(kind: str, settings: dict) -> frozenset[str] | None:
+    """The type names the error-typing judge of a recorded judge (kind and settings, as in a records header)
+    chooses from, also when it is an inner judge of a cascade or fallback; None when there is none."""
+    if kind == "error_types":
+        try:
+            return frozenset(t.name for t in load_taxonomy(settings.get("taxonomy")))
+        except ValueError:
+            return None
+    for value in settings.values():
+        if isinstance(value, dict) and isinstance(value.get("kind"), str):
+            inner = {k: v for k, v in value.items() if k != "kind"}
+            found = judge_taxonomy(value["kind"], inner)
+        elif isinstance(value, str) and value.split(":")[0] == "error_types":
+            found = taxonomy_names(value)
+        else:
+            continue
+        if found is not None:
+            return found
+    return None
+
+
 def taxonomy_names(spec: str) -> frozenset[str] | None:
     """The type names an error-typing judge spec chooses from (its ``taxonomy=PATH``, else the default), also
     when it is nested in a cascade or fallback spec; None for a spec without an error-types judge, or whose
     taxonomy file cannot be read here."""
     if "error_types" not in spec:
         return None
-    found = re.search(r"taxonomy=([^,;]+)", spec)
+    found = re.search(r"taxonomy=([^,;}\]]+)", spec)
     try:
         return frozenset(t.name for t in load_taxonomy(found.group(1).strip() if found else None))
     except ValueError:
@@ -60,6 +81,7 @@ class ErrorTypesJudge(ClaimsJudge):
     """The claims chain, then each unsupported claim gets one error type of a taxonomy (default: six legal types)."""
 
     name: ClassVar[str] = "error_types"
+    TEMPLATES: ClassVar[tuple[str, ...]] = ("claims_extract", "facts_extract", "claims_verify", "error_types_classify")
     taxonomy: str | None = None
 
     async def classify(self, example: Example, claims: tuple[ClaimVerdict, ...],
@@ -73,8 +95,8 @@ class ErrorTypesJudge(ClaimsJudge):
         entry = create_model("ErrorTypeLabel", claim=(int, Field(ge=1)), error_type=(str, ...), reason=(str, ""))
         reply = create_model("ErrorTypeLabels", labels=(list[entry], Field(min_length=len(wrong),
                                                                              max_length=len(wrong))))
-        parsed = await self.llm.complete(
-            self.llm_settings(), "error_types_classify",
+        parsed = await self.ask(
+            "error_types_classify",
             {"context": list(example.context), "question": example.question,
              "claims": [claims[i].claim.text for i in wrong], "taxonomy": [t.model_dump() for t in taxonomy]},
             reply, calls)

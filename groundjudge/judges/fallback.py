@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from groundjudge.judges import register
-from groundjudge.judges.composite import build_inner
+from groundjudge.judges.composite import InnerJudge, build_inner
 from groundjudge.llm import FALLBACK_REASONS
 from groundjudge.types import Example, JudgeResult
 
@@ -31,8 +31,8 @@ class FallbackJudge:
 
     name: ClassVar[str] = "fallback"
     max_concurrency: ClassVar[int | None] = None
-    primary: str = "claims"
-    secondary: str = "quip"
+    primary: InnerJudge = "claims"
+    secondary: InnerJudge = "quip"
     service: Any = field(default=None, compare=False, repr=False, metadata={"runtime": True})
 
     def __post_init__(self) -> None:

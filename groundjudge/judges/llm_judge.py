@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import Annotated, Any, ClassVar
+
+from pydantic import BaseModel, Field
 
 from groundjudge.llm import LLMService, LLMSettings, ProviderError
+from groundjudge.llm.templates import PromptLibrary, prompt_library
 from groundjudge.types import ClaimVerdict, Example, JudgeResult, LLMCall, Verdict
 
 _DEFAULT_SERVICE: LLMService | None = None
@@ -25,8 +28,32 @@ class LLMJudgeSettings(LLMSettings):
     (``direct:model=...,api_base=...``), plus the run's LLM service (not a setting)."""
 
     max_concurrency: ClassVar[int | None] = None
+    TEMPLATES: ClassVar[tuple[str, ...]] = ()
+    """The prompts this kind of judge renders (see ``template_names`` for the ones a given judge uses)."""
     model: str = "openai/gpt-4o-mini"
+    prompts: str | None = None
+    """Folder of templates for this judge: a template found there replaces the built-in one, the rest fall back
+    (None: the run's ``--prompts`` folder, else the built-ins)."""
+    repeats: Annotated[int, Field(ge=1, le=100)] = 1
+    """Judge every answer this many times (each repeat its own cached calls); the majority verdict is scored and
+    the flip rate and Fleiss' kappa say how stable the verdicts are."""
     service: LLMService | None = field(default=None, compare=False, repr=False, metadata={"runtime": True})
+
+    def template_names(self) -> tuple[str, ...]:
+        """The prompts this judge renders with its settings."""
+        return self.TEMPLATES
+
+    @property
+    def library(self) -> PromptLibrary:
+        """This judge's templates: its own ``prompts`` folder over the built-ins, else the run's."""
+        return prompt_library(str(self.prompts)) if self.prompts else self.llm.prompts
+
+    async def ask(self, prompt: str, variables: dict[str, Any], output_model: type[BaseModel],
+                  calls: list, settings: LLMSettings | None = None, sample_index: int = 0) -> BaseModel | None:
+        """Render one of this judge's prompts and call the model through the run's service (see
+        ``LLMService.complete``)."""
+        return await self.llm.complete(settings or self.llm_settings(), prompt, variables, output_model, calls,
+                                       sample_index=sample_index, prompts=self.library)
 
     def llm_settings(self, **overrides) -> LLMSettings:
         """The plain LLMSettings for calls of this judge (what the cache and the client see)."""

@@ -41,22 +41,23 @@ class SelfCheckJudge(LLMJudgeSettings):
     """SelfCheckGPT-style: N sampled answers, each answer sentence checked against them (needs a question)."""
 
     name: ClassVar[str] = "selfcheck"
+    TEMPLATES: ClassVar[tuple[str, ...]] = ("selfcheck_sample", "selfcheck_compare")
     samples: int = 3
     sample_temperature: float = 1.0
     threshold: float = 0.5
 
     async def _sample(self, example: Example, index: int, calls: list[LLMCall]) -> str | None:
         settings = self.llm_settings(temperature=self.sample_temperature)
-        parsed = await self.llm.complete(settings, "selfcheck_sample",
+        parsed = await self.ask("selfcheck_sample",
                                          {"context": list(example.context), "question": example.question},
-                                         SampledAnswer, calls, sample_index=index)
+                                         SampledAnswer, calls, settings=settings, sample_index=index)
         return None if parsed is None else parsed.answer
 
     async def _compare(self, sample: str, sentences: list[str], calls: list[LLMCall]) -> dict[int, bool] | None:
         reply_model = create_model(f"SentenceChecks{len(sentences)}",
                                    results=(list[SentenceCheck], Field(min_length=len(sentences),
                                                                        max_length=len(sentences))))
-        parsed = await self.llm.complete(self.llm_settings(), "selfcheck_compare",
+        parsed = await self.ask("selfcheck_compare",
                                          {"sample": sample, "sentences": sentences}, reply_model, calls)
         if parsed is None:
             return None

@@ -61,6 +61,7 @@ class TripletsJudge(LLMJudgeSettings):
     """RefChecker-style: extract (subject, predicate, object) triplets, check each; strict/soft/majority."""
 
     name: ClassVar[str] = "triplets"
+    TEMPLATES: ClassVar[tuple[str, ...]] = ("triplets_extract", "triplets_check")
     aggregation: Literal["strict", "soft", "majority"] = "strict"
     threshold: float = 0.5
 
@@ -70,7 +71,7 @@ class TripletsJudge(LLMJudgeSettings):
         return self.aggregation == "soft"
 
     async def _chain(self, example: Example, calls: list[LLMCall]) -> tuple[ClaimVerdict, ...] | str:
-        extracted = await self.llm.complete(self.llm_settings(), "triplets_extract",
+        extracted = await self.ask("triplets_extract",
                                             {"question": example.question, "answer": example.answer},
                                             TripletList, calls)
         if extracted is None:
@@ -81,7 +82,7 @@ class TripletsJudge(LLMJudgeSettings):
         reply_model = create_model(f"TripletChecks{len(triplets)}",
                                    checks=(list[TripletCheck], Field(min_length=len(triplets),
                                                                      max_length=len(triplets))))
-        checked = await self.llm.complete(self.llm_settings(), "triplets_check",
+        checked = await self.ask("triplets_check",
                                           {"context": list(example.context), "triplets": triplets}, reply_model, calls)
         if checked is None:
             return "parse_failure"

@@ -36,9 +36,9 @@ class ViewsJudge:
     name: ClassVar[str] = "views"
     max_concurrency: ClassVar[int | None] = 1
     model: str = DEFAULT_NLI_MODEL
-    models: str = ""
-    """More models (';'-separated), each an independent ``direct`` view."""
-    views: str = ";".join(VIEWS)
+    models: tuple[str, ...] = ()
+    """More models, each an independent ``direct`` view (``models=[A, B]``; a TOML array)."""
+    views: tuple[str, ...] = VIEWS
     entail_at: float = 0.5
     tau: float = 0.6
     tau_prime: float = 0.2
@@ -55,7 +55,7 @@ class ViewsJudge:
 
     def score(self, example: Example) -> Scored:
         """Support mass per claim over the views; score = the lowest."""
-        names = [self.model] + [m for m in self.models.split(";") if m.strip()]
+        names = [self.model] + [m for m in self.models if m.strip()]
         engines = [(name.rsplit("/", 1)[-1], load_nli_model(name, self.batch_size, self.max_length, self.int8,
                                                                       backend=self.backend))
                    for name in names]
@@ -70,7 +70,7 @@ class ViewsJudge:
         chosen = top_k_windows(claims, [w.text for w in wins], self.top_k, self.evidence, self.evidence_model)
         evidence = [[wins[i].text for i in picks] for picks in chosen]
         votes, view_names = entailment_votes(engines, evidence, claims, example.question,
-                                             [v for v in self.views.split(";") if v], self.entail_at)
+                                             [v for v in self.views if v], self.entail_at)
         verdicts = []
         for row, (start, end) in enumerate(spans):
             mass = float(votes[row].mean())

@@ -150,15 +150,16 @@ class LLMService:
         return self._limits[key]
 
     async def complete(self, settings: LLMSettings, prompt: str, variables: dict[str, Any],
-                       output_model: type[BaseModel], calls: list[LLMCall], sample_index: int = 0
-                       ) -> BaseModel | None:
+                       output_model: type[BaseModel], calls: list[LLMCall], sample_index: int = 0,
+                       prompts: PromptLibrary | None = None) -> BaseModel | None:
         """Render, call (or read the cache), validate; re-ask once on invalid output.
 
         Appends every call made (or read from the cache) to ``calls``. Returns the
         parsed output, or None when the reply is still invalid after the re-ask.
-        Raises ProviderError when the provider cannot be used.
+        Raises ProviderError when the provider cannot be used. ``prompts`` is the judge's own template library
+        (default: the run's).
         """
-        rendered = self.prompts.render(prompt, variables)
+        rendered = (prompts or self.prompts).render(prompt, variables)
         messages = list(rendered.messages)
         for attempt in range(2):
             try:

@@ -18,24 +18,28 @@ def _inner_judges(judge: Any) -> list[Any]:
     return parts or [judge]
 
 
-def estimate_run(judge: Any, examples: Sequence[Example], prompts: PromptLibrary) -> dict[str, Any]:
+def estimate_run(judge: Any, examples: Sequence[Example], prompts: PromptLibrary,
+                 seen: set[tuple] | None = None) -> dict[str, Any]:
     """Estimated calls, input/output tokens and $ for one judge over the examples (an upper bound for
-    cascades and fallbacks, which are counted as if every example reached the LLM)."""
+    cascades and fallbacks, which are counted as if every example reached the LLM).
+
+    A request rendered identically before (same model settings and messages: facts of a shared context, or the
+    extraction of another judge that differs only in its verification prompt) is counted once, as the call
+    cache answers it; pass one ``seen`` set to every judge of a run to count across judges."""
     calls = tokens_in = tokens_out = 0
     cost = 0.0
-    seen_prompts: set[tuple] = set()
+    seen_prompts: set[tuple] = set() if seen is None else seen
     for inner in _inner_judges(judge):
         if not hasattr(inner, "expected_calls"):
             continue
         settings: LLMSettings = inner.llm_settings()
         for example in examples:
             for prompt, variables, out_tokens in inner.expected_calls(example):
-                messages = list(prompts.render(prompt, variables).messages)
-                key = (prompt, repr(messages)) if prompt == "facts_extract" else None
-                if key and key in seen_prompts:
-                    continue   # facts are extracted once per distinct context
-                if key:
-                    seen_prompts.add(key)
+                messages = list(getattr(inner, "library", prompts).render(prompt, variables).messages)
+                key = (repr(settings), repr(messages))
+                if key in seen_prompts:
+                    continue   # the same request again: answered by the cache
+                seen_prompts.add(key)
                 n_in = litellm.token_counter(model=settings.model, messages=messages)
                 calls += 1
                 tokens_in += n_in

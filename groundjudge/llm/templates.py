@@ -92,6 +92,38 @@ class PromptLibrary:
             raise TemplateError(f"no prompt {name!r}: expected {name}.user.j2 in {', '.join(self.search_path)}")
         return files
 
+    def record(self, name: str) -> dict:
+        """The prompt's hash, the full text of each of its files (partials included) and where each was read from
+        (``built-in`` or the user folder, portable): what a records header keeps."""
+        from groundjudge.paths import portable_path
+
+        seen: dict[str, str] = {}
+        for filename in self._files(name):
+            self._collect(filename, seen)
+        origin = {}
+        for filename in sorted(seen):
+            _, located, _ = self.env.loader.get_source(self.env, filename)
+            folder = Path(located).parent
+            origin[filename] = "built-in" if folder == PACKAGE_PROMPTS else portable_path(folder)
+        return {"hash": self.template_hash(name), "files": {f: seen[f] for f in sorted(seen)}, "origin": origin}
+
+    def variables(self, name: str) -> list[str]:
+        """The variables the prompt's files (and partials) read: what a judge must pass to render it."""
+        seen: dict[str, str] = {}
+        for filename in self._files(name):
+            self._collect(filename, seen)
+        found: set[str] = set()
+        for source in seen.values():
+            found |= meta.find_undeclared_variables(self.env.parse(source))
+        return sorted(found)
+
+    def files(self, name: str) -> list[str]:
+        """The file names of a prompt and every partial it includes."""
+        seen: dict[str, str] = {}
+        for filename in self._files(name):
+            self._collect(filename, seen)
+        return sorted(seen)
+
     def render(self, name: str, variables: dict) -> RenderedPrompt:
         """Render the prompt's system and user messages; a missing variable is an error."""
         messages = []

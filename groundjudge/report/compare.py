@@ -16,12 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from rich.table import Table
+from rich.text import Text
 
 from groundjudge.metrics import mcnemar_p
 from groundjudge.runs.latency import at_concurrency
 from groundjudge.runs.records import RunRecords, find_records, read_records
 from groundjudge.runs.summary import summarize
-from groundjudge.types import Example, ResultRecord
+from groundjudge.types import Example, JudgeSpec, ResultRecord
 
 
 def _ci(value: float | None, ci: list[float] | None) -> str:
@@ -45,7 +46,7 @@ def comparison_table(summary: dict[str, Any]) -> Table:
         ci = s.get("ci95", {})
         threshold = "-" if s.get("threshold") is None else f"{s['threshold']:.3f} ({s['threshold_source']})"
         table.add_row(
-            spec,
+            Text(spec),   # a name like claims[prompts=strict] is text, not rich markup
             _ci(s.get("balanced_accuracy"), ci.get("balanced_accuracy")),
             _ci(s.get("macro_f1"), ci.get("macro_f1")),
             _ci(s.get("macro_precision"), None),
@@ -75,7 +76,7 @@ def pairwise_table(summary: dict[str, Any]) -> Table:
     for column in ("a", "b", "n", "p"):
         table.add_column(column)
     for row in summary["pairwise"]:
-        table.add_row(row["a"], row["b"], str(row["n"]), f"{row['mcnemar_p']:.4g}")
+        table.add_row(Text(row["a"]), Text(row["b"]), str(row["n"]), f"{row['mcnemar_p']:.4g}")
     return table
 
 
@@ -138,6 +139,13 @@ class Comparison:
     pairwise: list[dict[str, Any]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     """Caveats about comparing these runs (different data)."""
+    recorded: dict[str, JudgeSpec] = field(default_factory=dict)
+    """Per judge key: the judge as its run's header records it (kind, settings, templates)."""
+
+    def kind(self, key: str) -> str:
+        """The judge kind of a key (``claims``), also for judges named in an experiment file."""
+        spec = self.recorded.get(key)
+        return spec.name if spec else self.specs[key].split(":")[0]
 
 
 def load_run(path: str | Path) -> LoadedRun:
@@ -224,6 +232,9 @@ def compare(paths: list[str | Path], common_only: bool = False) -> Comparison:
             comparison.judges[key] = stats
             comparison.specs[key] = spec
             comparison.run_of[key] = run.name
+            recorded = next((s for s in run.records.header.judges if s.spec == spec), None)
+            if recorded is not None:
+                comparison.recorded[key] = recorded
             comparison.results[key] = [r for r in run.records.results if r.judge == spec]
             if run.calibration is not None:
                 comparison.dev_results[key] = [r for r in run.calibration.results if r.judge == spec]

@@ -143,7 +143,7 @@ def fallback_cascade(comparison: Comparison) -> list[dict[str, Any]]:
                                 "bal. acc of the local judge alone", "bal. acc change", "latency mean s"],
                     "rows": rows})
     fallbacks = [k for k in ranked(comparison)
-                 if comparison.specs[k].split(":")[0] == "fallback" or comparison.judges[k].get("fallbacks")]
+                 if comparison.kind(k) == "fallback" or comparison.judges[k].get("fallbacks")]
     if fallbacks:
         out.append({"id": "fallbacks", "keys": fallbacks, "title": "Fallbacks",
                     "note": "Which path produced the verdicts: the LLM, or the local judge when the provider "

@@ -152,7 +152,7 @@ def threshold_sweep(comparison: Comparison, out: Path) -> Path | None:
     and on the evaluated ones, with the threshold the judge used marked."""
     panels = []
     for key in ranked(comparison):
-        if comparison.specs[key].split(":")[0] in ("cascade", "fallback"):
+        if comparison.kind(key) in ("cascade", "fallback"):
             continue
         used = score_based(comparison.results[key])
         if used is None:

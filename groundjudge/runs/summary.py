@@ -6,7 +6,7 @@ from collections import Counter
 from itertools import combinations
 from typing import Any
 
-from groundjudge.judges.error_types import taxonomy_names
+from groundjudge.judges.error_types import judge_taxonomy, taxonomy_names
 from groundjudge.metrics import (
     bootstrap_ci,
     classification_metrics,
@@ -16,11 +16,11 @@ from groundjudge.metrics import (
 from groundjudge.runs.latency import latency_summary
 from groundjudge.runs.records import RunRecords
 from groundjudge.runs.views_summary import views_diagnostics
-from groundjudge.types import ResultRecord
+from groundjudge.types import JudgeSpec, ResultRecord
 
 
 def _judge_summary(spec: str, results: list[ResultRecord], threshold: dict[str, Any] | None,
-                   n_boot: int) -> dict[str, Any]:
+                   n_boot: int, judge: JudgeSpec | None = None) -> dict[str, Any]:
     labelled = [r for r in results if r.example.label is not None]
     gold = [r.example.label for r in labelled]
     predicted = [r.result.verdict.label for r in labelled]
@@ -51,8 +51,10 @@ def _judge_summary(spec: str, results: list[ResultRecord], threshold: dict[str, 
         "llm_calls_cached": sum(c.cached for c in calls),
         "fallbacks": sum(r.result.verdict.path.startswith("fallback:") for r in results),
     })
-    summary.update(error_type_summary(labelled, taxonomy_names(spec)))
-    if spec.split(":")[0] == "cascade" and results:
+    taxonomy = judge_taxonomy(judge.name, judge.settings) if judge else taxonomy_names(spec)
+    summary.update(error_type_summary(labelled, taxonomy))
+    kind = judge.name if judge else spec.split(":")[0]
+    if kind == "cascade" and results:
         summary["cascade"] = cascade_summary(labelled or results)
     return summary
 
@@ -164,7 +166,8 @@ def summarize(records: RunRecords, n_boot: int = 1000) -> dict[str, Any]:
                                                   for r in by_judge.get(spec.spec, [])):
             # a judge whose rule never reads its threshold setting (strict triplets) leaves it off every verdict
             thresholds[spec.spec] = {"threshold": spec.settings["threshold"], "source": "setting"}
-    judges = {spec: _judge_summary(spec, results, thresholds.get(spec), n_boot)
+    recorded = {spec.spec: spec for spec in header.judges}
+    judges = {spec: _judge_summary(spec, results, thresholds.get(spec), n_boot, recorded.get(spec))
               for spec, results in by_judge.items()}
     for spec in header.judges:
         if spec.name == "views" and by_judge.get(spec.spec):
