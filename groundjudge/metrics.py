@@ -88,6 +88,35 @@ def bootstrap_ci(gold: Sequence[str], predicted: Sequence[str], metrics: Sequenc
             for m, v in result.items()}
 
 
+def paired_bootstrap_diff(gold: Sequence[str], predicted_a: Sequence[str], predicted_b: Sequence[str],
+                          metrics: Sequence[str] = ("balanced_accuracy", "macro_f1"), n_boot: int = 1000,
+                          seed: int = 0, level: float = 0.95) -> dict[str, dict[str, float]]:
+    """B minus A for each metric on the same examples, with a paired percentile bootstrap CI: every resample
+    draws the same examples for both judges, so the CI is that of the difference itself."""
+    t, a, b = encode(gold), encode(predicted_a), encode(predicted_b)
+    if not len(t):
+        return {}
+    point_a, point_b = _scores(t, a), _scores(t, b)
+    rng = np.random.default_rng(seed)
+    chunk = max(1, min(n_boot, 5_000_000 // max(len(t), 1)))
+    diffs: dict[str, list[np.ndarray]] = {m: [] for m in metrics}
+    done = 0
+    while done < n_boot:
+        size = min(chunk, n_boot - done)
+        idx = rng.integers(0, len(t), size=(size, len(t)))
+        sa, sb = _scores(t[idx], a[idx]), _scores(t[idx], b[idx])
+        for m in metrics:
+            diffs[m].append(sb[m] - sa[m])
+        done += size
+    alpha = (1 - level) / 2
+    out = {}
+    for m in metrics:
+        values = np.concatenate(diffs[m])
+        out[m] = {"a": float(point_a[m]), "b": float(point_b[m]), "delta": float(point_b[m] - point_a[m]),
+                  "ci95": [float(np.quantile(values, alpha)), float(np.quantile(values, 1 - alpha))]}
+    return out
+
+
 def mcnemar_p(correct_a: Sequence[bool], correct_b: Sequence[bool]) -> float:
     """Exact McNemar test on paired correctness: binomial test on the discordant pairs."""
     a = np.asarray(correct_a, dtype=bool)

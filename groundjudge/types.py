@@ -146,6 +146,7 @@ class LLMCall(_Frozen):
     in_flight: int | None = Field(default=None, description="Calls to the model in flight when this one was sent "
                                                             "(itself included).")
     attempts: int = 1
+    repeat: int = Field(default=0, description="Which repeat of the answer this call belongs to (judge repeats=N).")
     cached: bool = False
     source_latency_s: float | None = Field(
         default=None, description="For a cached reply: the latency of the call that first produced it.")
@@ -165,6 +166,8 @@ class JudgeResult(_Frozen):
     finished_at: float | None = Field(default=None, description="Unix time judging this example finished.")
     timings: dict[str, float] = Field(default_factory=dict, description="Named local timings, in seconds.")
     stages: tuple[Verdict, ...] = Field(default=(), description="Verdicts of the inner judges of a fallback or cascade.")
+    repeats: tuple[Verdict, ...] = Field(default=(), description=(
+        "With repeats=N: the N verdicts of the answer, in order; ``verdict`` is their majority."))
 
 
 class DatasetInfo(_Frozen):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import shlex
@@ -13,13 +14,15 @@ from pathlib import Path
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 from groundjudge.cli.common import console, git_commit, make_service, stdout_console
-from groundjudge.judges import build_judge  # noqa: E402
+from groundjudge.judges import SpecError  # noqa: E402
+from groundjudge.judges.config import JudgeConfig  # noqa: E402
 from groundjudge.runs.calibrate import with_threshold  # noqa: E402
 from groundjudge.runs.interrupts import RunInterrupted, interrupts_raised
 from groundjudge.runs.lock import RunLock
 from groundjudge.runs.records import RecordWriter, RunRecords, find_records, read_records  # noqa: E402
 from groundjudge.runs.runner import JudgeTask, run_judges  # noqa: E402
 from groundjudge.runs.summary import summarize  # noqa: E402
+from groundjudge.types import JudgeSpec  # noqa: E402
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
@@ -61,6 +64,25 @@ def cmd_replay(args: argparse.Namespace) -> int:
     return 0 if not differ else 1
 
 
+def recorded_judge(spec: JudgeSpec, out: Path) -> JudgeConfig:
+    """The judge exactly as the header records it (kind and every setting). A ``prompts`` folder that is not
+    here any more is rebuilt from the template texts the header keeps, under ``out/prompts/``."""
+    settings = dict(spec.settings)
+    folder = settings.get("prompts")
+    if folder and not Path(folder).is_dir() and spec.templates:
+        rebuilt = out / "prompts" / hashlib.sha256(spec.spec.encode()).hexdigest()[:12]
+        rebuilt.mkdir(parents=True, exist_ok=True)
+        for template in spec.templates.values():
+            for filename, text in template.files.items():
+                if template.origin.get(filename, "built-in") != "built-in":
+                    (rebuilt / filename).write_text(text, encoding="utf-8")
+        settings["prompts"] = str(rebuilt)
+    try:
+        return JudgeConfig.create(spec.name, name=spec.spec, **settings)
+    except SpecError:   # a header written before typed settings (lists as text): read its spec string
+        return JudgeConfig.from_spec(spec.spec)
+
+
 def _replay_into(args: argparse.Namespace, original: RunRecords, service, out: Path) -> RunRecords:
     """Re-judge the original run's examples into the locked folder ``out`` (records and summary); its records."""
     records_path = out / "records.jsonl"
@@ -72,7 +94,7 @@ def _replay_into(args: argparse.Namespace, original: RunRecords, service, out: P
     with RecordWriter(records_path) as writer:
         writer.write(header)
         for spec in header.judges:
-            judge, _ = build_judge(spec.spec, service=service)
+            judge = recorded_judge(spec, out).build(service=service)
             task = JudgeTask(spec=spec.spec, judge=judge)
             if spec.calibration is not None:
                 task = with_threshold(task, spec.calibration)

@@ -13,11 +13,15 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 from groundjudge.llm.settings import LLMSettings
 
 
-def cache_key(settings: LLMSettings, messages: Sequence[dict], schema: dict | None, sample_index: int) -> str:
-    """Key of a call: model, messages, output schema, sampling settings (and sample index when sampling)."""
+def cache_key(settings: LLMSettings, messages: Sequence[dict], schema: dict | None, sample_index: int,
+              repeat: int = 0) -> str:
+    """Key of a call: model, messages, output schema, sampling settings (and sample index when sampling), and the
+    repeat (a judge's ``repeats``: each repeat of an answer is its own call, also at temperature 0)."""
     payload = {"model": settings.model, "messages": list(messages), "schema": schema, **settings.sampling()}
     if settings.temperature > 0:
         payload["sample_index"] = sample_index
+    if repeat:
+        payload["repeat"] = repeat
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode("utf-8")).hexdigest()
 
 

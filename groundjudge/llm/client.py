@@ -36,6 +36,7 @@ from tenacity import (  # noqa: E402
 from groundjudge.llm.cache import CallCache, cache_key
 from groundjudge.llm.concurrency import resolve_concurrency, server_slots
 from groundjudge.llm.cost import Budget, price
+from groundjudge.llm.repeats import current_repeat
 from groundjudge.llm.errors import ProviderError, _Wait, is_retryable, redact
 from groundjudge.llm.settings import LLMSettings
 from groundjudge.llm.templates import PromptLibrary, prompt_library  # noqa: E402
@@ -188,10 +189,11 @@ class LLMService:
                     output_model: type[BaseModel], sample_index: int) -> LLMCall:
         response_format = _response_format(settings, output_model)
         schema = _schema(output_model)
-        key = cache_key(settings, messages, schema, sample_index)
+        repeat = current_repeat()
+        key = cache_key(settings, messages, schema, sample_index, repeat)
         prompt_hash = hashlib.sha256(json.dumps(messages, sort_keys=True).encode()).hexdigest()[:16]
         base = {"model": settings.model, "template": template, "template_hash": template_hash,
-                "prompt_hash": prompt_hash, "cache_key": key, "messages": tuple(messages)}
+                "prompt_hash": prompt_hash, "cache_key": key, "messages": tuple(messages), "repeat": repeat}
         hit = self.cache.get(key)
         if hit is not None:
             return LLMCall(**base, raw_output=hit["raw_output"], input_tokens=hit["input_tokens"],

@@ -65,6 +65,7 @@ class RunOptions(BaseModel):
     resume: bool = False
     concurrency: int = 8
     quiet: bool = False
+    tables: bool = Field(default=True, description="Print the comparison tables at the end (the API does not).")
     dry_run: bool = False
     prompts: str | None = Field(default=None, description="Template folder for LLM judges without their own.")
     cache_dir: str | None = None
@@ -272,6 +273,8 @@ def _judge_into(args, out, records_path, tasks, specs, evaluated, dev, to_calibr
         run_judges(tasks, evaluated, writer, done=done, concurrency=args.concurrency, show_progress=not args.quiet)
     summary = summarize(read_records(records_path))
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    if not args.tables:
+        return 0
     stdout = stdout_console()
     stdout.print(comparison_table(summary))
     if summary["pairwise"]:

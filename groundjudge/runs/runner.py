@@ -12,8 +12,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from groundjudge.judges import Judge
 from groundjudge.local_nli.model import ModelUnavailable
 from groundjudge.llm.templates import TemplateError
+from groundjudge.llm.repeats import repeat_of
 from groundjudge.llm.timing import measure_queue
 from groundjudge.runs.records import RecordWriter
+from groundjudge.runs.stability import majority
 from groundjudge.types import Example, JudgeResult, ResultRecord, Verdict
 
 FATAL_ERRORS: tuple[type[BaseException], ...] = (ModelUnavailable, TemplateError)
@@ -34,7 +36,8 @@ async def judge_one(judge: Judge, example: Example) -> JudgeResult:
     started_at, start = time.time(), time.perf_counter()
     with measure_queue() as clock:
         try:
-            result = await judge.judge(example)
+            repeats = getattr(judge, "repeats", 1)
+            result = await judge.judge(example) if repeats <= 1 else await judge_repeated(judge, example, repeats)
         except FATAL_ERRORS:
             raise
         except Exception as err:  # noqa: BLE001 - recorded as the abstention reason
@@ -45,6 +48,15 @@ async def judge_one(judge: Judge, example: Example) -> JudgeResult:
     wall = time.perf_counter() - start
     return result.model_copy(update={"latency_s": wall - clock.queue_s, "queue_s": clock.queue_s,
                                      "started_at": started_at, "finished_at": started_at + wall})
+
+
+async def judge_repeated(judge: Judge, example: Example, repeats: int) -> JudgeResult:
+    """Judge an answer ``repeats`` times, each repeat with its own calls (and cache keys); the majority verdict."""
+    results = []
+    for index in range(repeats):
+        with repeat_of(index):
+            results.append(await judge.judge(example))
+    return majority(results)
 
 
 def _quiet_after_interrupt(loop: asyncio.AbstractEventLoop, context: dict) -> None:

@@ -15,6 +15,8 @@ from groundjudge.metrics import (
 )
 from groundjudge.runs.latency import latency_summary
 from groundjudge.runs.records import RunRecords
+from groundjudge.runs.stability import stability_summary
+from groundjudge.runs.variants import variant_comparisons
 from groundjudge.runs.views_summary import views_diagnostics
 from groundjudge.types import JudgeSpec, ResultRecord
 
@@ -53,6 +55,9 @@ def _judge_summary(spec: str, results: list[ResultRecord], threshold: dict[str, 
     })
     taxonomy = judge_taxonomy(judge.name, judge.settings) if judge else taxonomy_names(spec)
     summary.update(error_type_summary(labelled, taxonomy))
+    stability = stability_summary(results)
+    if stability:
+        summary["stability"] = stability
     kind = judge.name if judge else spec.split(":")[0]
     if kind == "cascade" and results:
         summary["cascade"] = cascade_summary(labelled or results)
@@ -193,5 +198,6 @@ def summarize(records: RunRecords, n_boot: int = 1000) -> dict[str, Any]:
                     "skipped_rows": header.dataset.skipped_rows, "eval_split": header.eval_split},
         "judges": judges,
         "pairwise": pairwise,
+        "variants": variant_comparisons(header.judges, by_judge, n_boot),
         "notes": [f"{spec}: {note}" for spec, s in judges.items() for note in s.get("latency_notes", [])],
     }
