@@ -196,4 +196,4 @@ def evaluate(data: Any, judges: Sequence[JudgeLike] | None = None, out: str | Pa
     code = execute(RunOptions.model_validate(values))
     if code != 0:
         raise RuntimeError(f"the run in {folder} stopped with exit code {code}")
-    return Run(folder)
+    return Run(folder.resolve())

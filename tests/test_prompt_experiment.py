@@ -160,3 +160,13 @@ def test_python_api_reruns_the_experiment_from_the_cache(experiment, tmp_path):
     assert again == first
     assert run.summary.judges[VARIANTS[1]].stability["repeats"] == 2
     assert len(run.summary.variants) == 3
+
+
+def test_replay_without_the_prompt_folders_rebuilds_them_from_the_header(experiment, tmp_path):
+    path, out, _, server = experiment
+    shutil.rmtree(path.parent / "prompts")        # the variants' folders are gone: the header has their text
+    before = len(server.requests)
+    assert main(["replay", str(out), "--out", str(tmp_path / "replay"), "--quiet"]) == 0   # 0: every verdict same
+    assert len(server.requests) == before
+    rebuilt = list((tmp_path / "replay" / "prompts").glob("*/claims_verify.system.j2"))
+    assert len(rebuilt) == 2 and any("detail by detail" in p.read_text() for p in rebuilt)

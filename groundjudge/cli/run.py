@@ -8,15 +8,16 @@ from groundjudge.cli.common import UsageError, add_llm_options
 from groundjudge.experiment import load_experiment
 from groundjudge.formats import ADAPTERS
 from groundjudge.judges.config import JudgeConfig
-from groundjudge.runs.execute import RunOptions, execute
 
 DEFAULTS = {"seed": 0, "dev_fraction": 0.3, "out": "runs/latest", "concurrency": 8}
 """Built-in values of the flags an experiment file may also set (a flag given wins over the file)."""
 
 
-def options_from_args(args: argparse.Namespace) -> RunOptions:
-    """The run's options: the flags given, over the experiment file's values (if the data is one), over the
-    defaults."""
+def options_from_args(args: argparse.Namespace):
+    """The run's options (a ``RunOptions``): the flags given, over the experiment file's values (if the data is
+    one), over the defaults."""
+    from groundjudge.runs.execute import RunOptions   # runs.execute uses cli.common: imported when run
+
     flags = vars(args)
     given = {key: value for key, value in flags.items() if value is not None}
     experiment = None
@@ -46,6 +47,8 @@ def options_from_args(args: argparse.Namespace) -> RunOptions:
 
 def cmd_run(args: argparse.Namespace) -> int:
     """Judge the data with every judge, write records.jsonl and summary.json, print the table."""
+    from groundjudge.runs.execute import execute
+
     return execute(options_from_args(args))
 
 
