@@ -197,7 +197,7 @@ __CSS__
 </style></head><body>
 <header><div class="bar"><h1>groundjudge report</h1><nav>
 <a href="#leaderboard-section">Leaderboard</a><a href="#significance-section">Significance</a>
-<a href="#tables-section">Thresholds &amp; errors</a><a href="#plots-section">Plots</a><a href="#explorer-section">Examples</a>
+<a href="#tables-section">Variants &amp; tables</a><a href="#plots-section">Plots</a><a href="#explorer-section">Examples</a>
 </nav></div><ul id="runs"></ul><div id="notes"></div></header>
 <main>
 <section id="leaderboard-section" class="card"><h2>Leaderboard</h2>
@@ -207,7 +207,7 @@ __CSS__
 <p class="note">Exact McNemar test between every two judges on the labelled examples both judged. Highlighted: p &lt; 0.05
 (the two judges' error rates differ). Hover a cell for the pair and n.</p>
 <div class="scroll"><table id="mcnemar"></table></div></section>
-<section id="tables-section" class="card"><h2>Thresholds, error types, fallbacks</h2><div id="tables"></div></section>
+<section id="tables-section" class="card"><h2>Prompt variants, stability, thresholds, error types, fallbacks</h2><div id="tables"></div></section>
 <section id="plots-section" class="card"><h2>Plots</h2><div class="plots">
 __PLOTS__
 </div></section>

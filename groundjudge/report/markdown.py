@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from groundjudge.report.compare import Comparison, format_cell, leaderboard, leaderboard_columns, ranked
+from groundjudge.report.variant_section import variant_tables
 from groundjudge.runs.summary import latency_without_cache
 
 HOW_TO_READ = (
@@ -188,14 +189,19 @@ def judges(comparison: Comparison) -> dict[str, Any]:
                      for i, k in enumerate(ranked(comparison), start=1)]}
 
 
-def extra_tables(comparison: Comparison) -> list[dict[str, Any]]:
-    """The tables after the leaderboard and the McNemar matrix, as data: id, title, note, headers, rows."""
-    return [thresholds(comparison), *error_types(comparison), *fallback_cascade(comparison),
-            *view_independence(comparison), judges(comparison)]
+def extra_tables(comparison: Comparison, max_rows: int | None = None) -> list[dict[str, Any]]:
+    """The tables after the leaderboard and the McNemar matrix, as data: id, title, note, headers, rows (and, for
+    the prompt variants, their template diffs)."""
+    return [*variant_tables(comparison, max_rows), thresholds(comparison), *error_types(comparison),
+            *fallback_cascade(comparison), *view_independence(comparison), judges(comparison)]
 
 
 def _section(t: dict[str, Any], level: str = "##") -> list[str]:
-    return [f"{level} {t['title']}", ""] + ([t["note"], ""] if t["note"] else []) + [table(t["headers"], t["rows"])]
+    lines = [f"{level} {t['title']}", ""] + ([t["note"], ""] if t["note"] else []) + [table(t["headers"], t["rows"])]
+    for diff in t.get("diffs", []):
+        lines += ["", f"<details><summary>{diff['title']}</summary>", "", "```diff", diff["text"].rstrip("\n"), "```",
+                  "", "</details>"]
+    return lines
 
 
 def render_markdown(comparison: Comparison, plots: list[Path] | list[str]) -> str:
@@ -204,7 +210,7 @@ def render_markdown(comparison: Comparison, plots: list[Path] | list[str]) -> st
         ["# groundjudge report", ""] + _runs(comparison),
         _leaderboard(comparison),
         _mcnemar(comparison),
-        *(_section(t) for t in extra_tables(comparison)),
+        *(_section(t) for t in extra_tables(comparison, max_rows=20)),
     ]
     if plots:
         sections.append(["## Plots", ""] + [f"![{Path(p).stem.replace('_', ' ')}]({Path(p).name})\n" for p in plots])

@@ -167,7 +167,48 @@
     });
     numeric.forEach((isNum, i) => { if (!isNum) hr.children[i].classList.add("txt"); });
     table.appendChild(tbody);
+    if (t.filter && t.rows.length) {
+      // filter the rows: by the first column's value (e.g. the variant pair), by gold label, by any text
+      const bar = el("div", null, "filters");
+      const pick = el("select"); pick.id = "filter-" + t.id + "-first";
+      add(pick, el("option", "every " + t.headers[0]));
+      pick.firstChild.value = "";
+      for (const v of [...new Set(t.rows.map((r) => r[0]))]) { const o = el("option", v); o.value = v; pick.appendChild(o); }
+      const gold = el("select"); gold.id = "filter-" + t.id + "-gold";
+      for (const [v, text] of [["", "any gold label"], ["grounded", "grounded"], ["ungrounded", "ungrounded"]]) {
+        const o = el("option", text); o.value = v; gold.appendChild(o);
+      }
+      const goldCol = t.headers.indexOf("gold");
+      const search = el("input"); search.type = "search"; search.id = "filter-" + t.id + "-text";
+      search.placeholder = "search id, verdict or reason";
+      const count = el("span", null, "count");
+      const apply = () => {
+        const q = search.value.trim().toLowerCase();
+        let shown = 0;
+        Array.from(tbody.children).forEach((tr, r) => {
+          const row = t.rows[r];
+          const ok = (!pick.value || row[0] === pick.value) && (!gold.value || goldCol < 0 || row[goldCol] === gold.value)
+            && (!q || row.join(" ").toLowerCase().includes(q));
+          tr.hidden = !ok; if (ok) shown += 1;
+        });
+        count.textContent = shown + " of " + t.rows.length;
+      };
+      for (const c of [pick, gold]) c.addEventListener("change", apply);
+      search.addEventListener("input", apply);
+      add(bar, pick, gold, search, count); box.appendChild(bar); apply();
+    }
     const wrap = el("div", null, "scroll"); wrap.appendChild(table); box.appendChild(wrap);
+    for (const d of t.diffs || []) {
+      // a template diff: every line set as text, coloured by its first character
+      const details = el("details", null, "diff"); add(details, el("summary", d.title));
+      const pre = el("pre");
+      for (const line of d.text.split("\n")) {
+        const cls = line.startsWith("+++") || line.startsWith("---") ? "diff-file" : line.startsWith("+") ? "diff-add"
+          : line.startsWith("-") ? "diff-del" : line.startsWith("@@") ? "diff-hunk" : null;
+        add(pre, el("span", line + "\n", cls));
+      }
+      details.appendChild(pre); box.appendChild(details);
+    }
   }
 
   // --- explorer -----------------------------------------------------------------------------
