@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import re
 
-_HEADER = re.compile(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(?:#.*)?$")
+_HEADER = re.compile(r"""^\s*\[\[?\s*((?:"[^"]*"|'[^']*'|[^\]"'])+?)\s*\]\]?\s*(?:#.*)?$""")
+"""A table header; its key parts may be quoted and hold ``]`` (``[judges."quip[n=11]"]``)."""
 _KEY = re.compile(r"""^\s*((?:"[^"]*"|'[^']*'|[A-Za-z0-9_-]+)(?:\s*\.\s*(?:"[^"]*"|'[^']*'|[A-Za-z0-9_-]+))*)\s*=""")
 _PART = re.compile(r"""\s*("[^"]*"|'[^']*'|[A-Za-z0-9_-]+)\s*""")
 
