@@ -59,10 +59,7 @@ def as_config(judge: JudgeLike, **settings: Any) -> JudgeConfig:
         return JudgeConfig.create(judge.kind, name=judge.name, **{**judge.settings, **settings}) if settings \
             else judge
     if isinstance(judge, dict):
-        values = dict(judge)
-        kind = values.pop("kind")
-        name = values.pop("name", None)
-        return JudgeConfig.create(kind, name=name, **values, **settings)
+        return JudgeConfig.from_table({**judge, **settings})
     if judge.endswith(".toml"):
         judges = load_experiment(judge).judges
         if len(judges) != 1:

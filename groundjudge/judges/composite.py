@@ -24,12 +24,7 @@ def inner_config(inner: InnerJudge):
             raise SpecError(f"inner judge {inner!r}: write its settings in braces, "
                             "{name:key=value,key=value} (the ';' form is gone)")
         return JudgeConfig.from_spec(inner)
-    settings = dict(inner)
-    kind = settings.pop("kind", None)
-    if not isinstance(kind, str):
-        raise SpecError(f"inner judge {inner!r} needs kind = \"<judge>\"")
-    return JudgeConfig.create(kind, where=f"inner judge {kind!r}", **settings)
-
+    return JudgeConfig.from_table(inner, where="inner judge")
 
 def build_inner(inner: InnerJudge, service: Any) -> Any:
     """The inner judge, sharing the run's LLM service."""

@@ -15,7 +15,7 @@ import dataclasses
 import json
 import types
 import typing
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
@@ -45,7 +45,7 @@ def _default(f: dataclasses.Field) -> Any:
     return ...
 
 
-@lru_cache(maxsize=None)
+@cache
 def config_model(kind: str) -> type[BaseModel]:
     """The pydantic model of a judge kind's settings (unknown keys forbidden, values typed as the judge's)."""
     cls = judge_class(kind)
@@ -188,6 +188,16 @@ class JudgeConfig(BaseModel):
         judge_class(kind)
         checked = validate_settings(kind, settings, where or f"judge {name or kind!r}", strict=True)
         return cls(name=name or spec_text(kind, checked), kind=kind, settings=checked, source=where)
+
+    @classmethod
+    def from_table(cls, table: dict[str, Any], where: str | None = None) -> JudgeConfig:
+        """A typed config from a table: ``{"kind": ..., "name": ... (optional), setting: value, ...}``."""
+        values = dict(table)
+        kind = values.pop("kind", None)
+        if not isinstance(kind, str):
+            raise SpecError(f"{where or 'judge'} {table!r} needs kind = \"<judge>\"")
+        name = values.pop("name", None)
+        return cls.create(kind, name=name, where=where, **values)
 
     def build(self, **runtime: Any) -> Any:
         """The judge itself; ``runtime`` objects (the run's LLM service) go to judges with such a field."""
