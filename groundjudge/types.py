@@ -20,6 +20,10 @@ VerdictLabel = Literal["grounded", "ungrounded", "abstain"]
 ClaimLabel = Literal["supported", "contradicted", "unverifiable"]
 """Label of one claim checked against the context."""
 
+ScoreSource = Literal["logprobs", "verbalised", "mixed"]
+"""Where an LLM judge's score came from: token log-probabilities, the model's stated verdict or probability, or
+both (claims scored some one way, some the other)."""
+
 Split = Literal["train", "dev", "test"]
 """Data split an example belongs to."""
 
@@ -94,6 +98,9 @@ class ClaimVerdict(_Frozen):
     reason: str | None = None
     views: dict[str, bool] | None = Field(
         default=None, description="Multi-view judges: each view's vote (entailed or not), by view name.")
+    score_source: ScoreSource | None = Field(default=None, description="LLM judges: where the score came from.")
+    chunks: tuple[Evidence, ...] = Field(default=(), description=(
+        "evidence=chunks: the document windows the claim was verified against."))
 
 
 class Verdict(_Frozen):
@@ -104,6 +111,9 @@ class Verdict(_Frozen):
     score: float | None = Field(default=None, description="Grounding score in [0, 1], higher is more grounded.")
     threshold: float | None = Field(default=None, description="Threshold the label was decided with, if any.")
     claims: tuple[ClaimVerdict, ...] = ()
+    score_source: ScoreSource | None = Field(default=None, description="LLM judges: where the score came from.")
+    chunks: tuple[Evidence, ...] = Field(default=(), description=(
+        "evidence=chunks: the document windows the judge read (for a claims chain, on each claim)."))
     abstain_reason: str | None = Field(default=None, description="Why the judge abstained (only when label is abstain).")
     path: str = Field(description="What produced this verdict, e.g. 'local:quip' or 'llm:gpt-4o-mini'.")
 
@@ -129,6 +139,8 @@ class LLMCall(_Frozen):
     messages: tuple[dict[str, Any], ...]
     raw_output: str | None = None
     parsed: dict[str, Any] | None = None
+    logprobs: dict[str, float] | None = Field(default=None, description=(
+        "For a yes/no call asked for log-probabilities: the first token's top alternatives, token -> logprob."))
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float = 0.0

@@ -11,10 +11,11 @@ from groundjudge.text import normalize, sentence_spans, sentences
 
 # A prompt change must be a visible diff: update these hashes in the same commit as the template.
 PINNED = {
-    "claims_extract": "3463cf19121a0ec4", "claims_verify": "0a25b16dc1b08bac", "direct": "fb54248c5d1d655d",
-    "error_types_classify": "414fe8ad47d97ff8", "facts_extract": "0b841e1090ae54e3", "lynx": "2cea1c1a30378dca",
-    "selfcheck_compare": "d3bc86fc4ad5ec9e", "selfcheck_sample": "6e6e420d3fe1be9d",
-    "triplets_check": "223c0d15567c03d7", "triplets_extract": "0ad39906da71d8f4",
+    "claim_yesno": "3c27a6a613733395", "claims_extract": "642c9a981055ff3e", "claims_verify": "611948229a75d448",
+    "direct": "c73903576a7bbafc", "direct_yesno": "6a0bf46baee3419a", "error_types_classify": "414fe8ad47d97ff8",
+    "facts_extract": "8b1cd34a3753662f", "lynx": "fe5afb0324bdfb92", "selfcheck_compare": "d3bc86fc4ad5ec9e",
+    "selfcheck_sample": "6e6e420d3fe1be9d", "triplets_check": "223c0d15567c03d7",
+    "triplets_extract": "0ad39906da71d8f4",
 }
 
 

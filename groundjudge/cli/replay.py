@@ -28,6 +28,7 @@ from groundjudge.types import JudgeSpec  # noqa: E402
 def cmd_replay(args: argparse.Namespace) -> int:
     """Re-judge every recorded example from the recorded LLM replies only; report what differs."""
     from groundjudge.llm import CallCache
+    from groundjudge.llm.cache import recorded_entry
 
     source = Path(args.dir)
     original = read_records(find_records(source))
@@ -38,8 +39,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         for record in read_records(path).results:
             for call in record.result.calls:
                 if call.cache_key and call.raw_output is not None:
-                    cache.put(call.cache_key, {"raw_output": call.raw_output, "input_tokens": call.input_tokens,
-                                               "output_tokens": call.output_tokens, "cost_usd": call.cost_usd})
+                    cache.put(call.cache_key, recorded_entry(call))
     service = make_service(args, offline=True, cache=cache)
     out = Path(args.out) if args.out else source / "replay"
     command = ["groundjudge", *getattr(args, "argv", ["replay"])]

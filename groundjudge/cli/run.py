@@ -63,6 +63,8 @@ def add_parser(verbs) -> None:
     run.add_argument("--split", choices=("train", "dev", "test"),
                      help="evaluate only this split (data without splits: the --dev-fraction group split)")
     run.add_argument("--calibrate-on", nargs="+", metavar="DEV", help="dev file(s) to fit thresholds on")
+    run.add_argument("--calibrate-sample", type=int, metavar="N",
+                     help="fit thresholds on a seeded sample of N dev examples (each one costs an LLM judge calls)")
     run.add_argument("--dev-fraction", type=float,
                      help="when the data has no splits, this share of groups is dev (0 disables; default 0.3)")
     run.add_argument("--sample", type=int, help="evaluate a seeded random sample of this many examples")

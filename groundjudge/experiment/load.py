@@ -56,6 +56,8 @@ class DataSection(BaseModel):
     sample: int | None = Field(default=None, ge=1, description="A seeded random sample of this many examples.")
     seed: int = 0
     calibrate_on: list[str] | None = Field(default=None, description="Dev files to fit thresholds on.")
+    calibrate_sample: int | None = Field(default=None, ge=1, description="Fit on a seeded sample of this many dev "
+                                                                         "examples.")
     dev_fraction: float = Field(default=0.3, ge=0.0, lt=1.0)
     skip_invalid: bool = False
 

@@ -10,6 +10,13 @@ placeholders such as ``<fact_1>`` copied by a small model, or a list that carrie
 under ``min_fact_coverage`` of the documents' content words) are not trusted: the
 claims are then verified against the documents, as the call's prompt records.
 An answer with no checkable claim abstains with ``no_claims`` — it is never scored 1.
+
+With ``score=logprobs`` (or ``auto``) each claim is asked on its own with the yes/no
+prompt ``claim_yesno`` and scored P(supported) from the first token's
+log-probabilities; the answer's score is the weakest claim's (``aggregate``: min,
+mean or product), its threshold fitted on dev. ``evidence=chunks`` verifies each
+claim only against its top-k document windows (quoted on the claim verdict):
+long documents are never sent whole.
 """
 
 from __future__ import annotations
@@ -18,27 +25,39 @@ import asyncio
 import hashlib
 import re
 from dataclasses import dataclass, field
-from typing import ClassVar, Literal
+from typing import Annotated, ClassVar, Literal
 
 from pydantic import BaseModel, Field, create_model
 
 from groundjudge.judges import register
+from groundjudge.judges.direct import bounded_text
+from groundjudge.judges.evidence_chunks import EvidenceMode, top_chunks, union_chunks
 from groundjudge.judges.llm_judge import LLMJudgeSettings, abstain, provider_abstention
+from groundjudge.judges.llm_scoring import NO_LOGPROBS, Aggregation, ScoreMode, aggregate, asks_logprobs, combined_source
 from groundjudge.llm import ProviderError
+from groundjudge.local_nli.evidence import EvidenceMethod
 from groundjudge.text import normalize, sentences
 from groundjudge.types import Claim, ClaimVerdict, Evidence, Example, JudgeResult, LLMCall, Verdict
+
+
+CLAIM_MAX_CHARS = 300
+"""Schema bound on one extracted claim or fact (a grammar-constrained decoder stops there)."""
+
+MAX_ITEMS = 40
+"""Schema bound on the number of claims or facts in one reply (a small model otherwise repeats itself to the token
+limit on a long document, and the reply never closes)."""
 
 
 class ClaimList(BaseModel):
     """Reply of ``claims_extract``."""
 
-    claims: list[str]
+    claims: list[Annotated[str, bounded_text(CLAIM_MAX_CHARS)]] = Field(json_schema_extra={"maxItems": MAX_ITEMS})
 
 
 class FactList(BaseModel):
     """Reply of ``facts_extract``."""
 
-    facts: list[str]
+    facts: list[Annotated[str, bounded_text(CLAIM_MAX_CHARS)]] = Field(json_schema_extra={"maxItems": MAX_ITEMS})
 
 
 class ClaimCheck(BaseModel):
@@ -46,8 +65,8 @@ class ClaimCheck(BaseModel):
 
     claim: int = Field(ge=1)
     verdict: Literal["supported", "contradicted", "unverifiable"]
-    evidence: str = ""
-    reason: str = ""
+    evidence: str = bounded_text(CLAIM_MAX_CHARS, "")
+    reason: str = bounded_text(default="")
 
 
 def verdict_list_model(n: int) -> type[BaseModel]:
@@ -132,17 +151,41 @@ class ClaimsJudge(LLMJudgeSettings):
     """Extract claims, verify each against the context's facts (or the raw context); score = supported share."""
 
     name: ClassVar[str] = "claims"
-    TEMPLATES: ClassVar[tuple[str, ...]] = ("claims_extract", "facts_extract", "claims_verify")
+    TEMPLATES: ClassVar[tuple[str, ...]] = ("claims_extract", "facts_extract", "claims_verify", "claim_yesno")
     against: Literal["facts", "context"] = "facts"
     weighting: Literal["equal", "length"] = "equal"
     partial_credit: float = 0.0
-    threshold: float = 1.0
+    threshold: float | None = None
+    """The answer is grounded when its score reaches it: 1.0 (every claim supported) for verbalised verdicts, 0.5
+    for probabilities; fitted on dev when not given."""
+    score: ScoreMode = "verbalised"
+    """``verbalised``: one call verifies every claim (supported / contradicted / unverifiable) and the score is the
+    supported share; ``logprobs``: one yes/no call per claim scored P(yes) from the first token (abstains where
+    the provider returns no log-probabilities); ``auto``: log-probabilities where the provider returns them."""
+    aggregate: Aggregation = "min"
+    """Probability modes: the answer's score from its claims' (the weakest claim's, their mean or product)."""
+    evidence: EvidenceMode = "full"
+    """``full``: facts or documents as ``against`` says; ``chunks``: each claim against its top_k document windows
+    (no facts extraction)."""
+    top_k: Annotated[int, Field(ge=1)] = 3
+    chunk_words: Annotated[int, Field(ge=8)] = 200
+    ranker: EvidenceMethod = "embedding"
+    """How chunks are ranked against each claim (as the nli judge ranks windows)."""
     share_facts: bool = True
     """Extract a context's facts once and share them between the answers that have that context."""
     min_fact_coverage: float = 0.3
     """Facts carrying a smaller share of the documents' content words are a failed extraction: verify against the
     documents instead."""
     _facts: FactMemo = field(default_factory=FactMemo, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.threshold is None:
+            object.__setattr__(self, "threshold", 1.0 if self.score == "verbalised" else 0.5)
+
+    @property
+    def uses_facts(self) -> bool:
+        """Whether claims are verified against facts extracted from the documents."""
+        return self.against == "facts" and self.evidence == "full"
 
     async def extract_claims(self, example: Example, calls: list[LLMCall]) -> list[str] | None:
         """The answer's atomic claims (None on a parse failure), without the reply example's placeholders."""
@@ -177,8 +220,11 @@ class ClaimsJudge(LLMJudgeSettings):
             return None
         return [by_number[i + 1] for i in range(len(claims))]
 
-    def score(self, claims: list[ClaimVerdict]) -> float:
-        """Weighted share of supported claims; unverifiable ones earn ``partial_credit``."""
+    def answer_score(self, claims: list[ClaimVerdict]) -> float:
+        """Verbalised: the weighted share of supported claims (unverifiable ones earn ``partial_credit``);
+        probabilities: the claims' P(supported) aggregated (``aggregate``)."""
+        if self.score != "verbalised":
+            return aggregate([c.score for c in claims], [c.claim.weight for c in claims], self.aggregate)
         credit = {"supported": 1.0, "unverifiable": self.partial_credit, "contradicted": 0.0}
         weights = [c.claim.weight for c in claims]
         return sum(w * credit[c.label] for w, c in zip(weights, claims)) / sum(weights)
@@ -190,38 +236,80 @@ class ClaimsJudge(LLMJudgeSettings):
             return "parse_failure"
         if not claims:
             return "no_claims"
+        chunks = (top_chunks(claims, example.context, self.top_k, self.chunk_words, self.ranker)
+                  if self.evidence == "chunks" else [()] * len(claims))
         facts = None
-        if self.against == "facts":
+        if self.uses_facts:
             # None: a failed extraction; verify against the documents rather than abstain on every answer sharing them
             facts = usable_facts(await self.extract_facts(example, calls), example.context, self.min_fact_coverage)
-        checks = await self.verify(example, claims, facts, calls)
+        if self.score != "verbalised":
+            return await self.score_claims(example, claims, facts, chunks, calls)
+        context = [c.text for c in union_chunks(chunks)] if self.evidence == "chunks" else list(example.context)
+        checks = await self.verify(example.model_copy(update={"context": tuple(context)}), claims, facts, calls)
         if checks is None:
             return "parse_failure"
         verdicts = []
-        for text, check in zip(claims, checks):
-            claim = claim_span(text, example.answer)
-            if self.weighting == "length":
-                claim = claim.model_copy(update={"weight": float(max(len(text.split()), 1))})
+        for text, check, read in zip(claims, checks, chunks):
             evidence = locate_evidence(check.evidence, example.context) if check.verdict != "unverifiable" else None
-            verdicts.append(ClaimVerdict(claim=claim, label=check.verdict, evidence=evidence, reason=check.reason,
+            verdicts.append(ClaimVerdict(claim=self.claim_of(text, example), label=check.verdict, evidence=evidence,
+                                         reason=check.reason, score_source="verbalised", chunks=tuple(read),
                                          score={"supported": 1.0, "unverifiable": self.partial_credit}.get(
                                              check.verdict, 0.0)))
         return tuple(verdicts)
 
+    def claim_of(self, text: str, example: Example) -> Claim:
+        """A claim with its span in the answer and its weight."""
+        claim = claim_span(text, example.answer)
+        if self.weighting == "length":
+            claim = claim.model_copy(update={"weight": float(max(len(text.split()), 1))})
+        return claim
+
+    async def score_claims(self, example: Example, claims: list[str], facts: list[str] | None,
+                           chunks: list, calls: list[LLMCall]) -> tuple[ClaimVerdict, ...] | str:
+        """Probability modes: one yes/no call per claim (in order: a local server reuses the shared prefix), each
+        claim scored P(supported)."""
+        logprobs = asks_logprobs(self.score, self.model)
+        verdicts = []
+        for text, read in zip(claims, chunks):
+            context = [c.text for c in read] if self.evidence == "chunks" else list(example.context)
+            scored = await self.ask_yes_no("claim_yesno", {"claim": text, "facts": facts, "context": context},
+                                           calls, logprobs)
+            if scored is None:
+                return "parse_failure"
+            if self.score == "logprobs" and scored.source != "logprobs":
+                return (f"{NO_LOGPROBS}: the provider returned no log-probabilities for yes/no "
+                        f"(use score=auto to take the one-word verdict instead)")
+            label = "supported" if scored.p_yes >= 0.5 else "unverifiable"
+            verdicts.append(ClaimVerdict(claim=self.claim_of(text, example), label=label, score=scored.p_yes,
+                                         score_source=scored.source, chunks=tuple(read),
+                                         reason=f"P(supported) = {scored.p_yes:.3f} ({scored.source})"))
+        return tuple(verdicts)
+
     def template_names(self) -> tuple[str, ...]:
-        """The prompts rendered: no facts extraction when verifying against the documents."""
-        return tuple(t for t in self.TEMPLATES if not (t == "facts_extract" and self.against == "context"))
+        """The prompts rendered: no facts extraction when verifying against the documents (or chunks); per-claim
+        yes/no prompts in the probability modes."""
+        skip = {"claim_yesno" if self.score == "verbalised" else "claims_verify"}
+        if not self.uses_facts:
+            skip.add("facts_extract")
+        return tuple(t for t in self.TEMPLATES if t not in skip)
 
     def expected_calls(self, example: Example) -> list[tuple[str, dict, int]]:
         """(prompt, variables, expected output tokens) of one example's calls, answer sentences standing in
         for claims and context sentences for facts (for --dry-run; facts are counted once per context)."""
         claims = sentences(example.answer) or [example.answer]
-        facts = [s for doc in example.context for s in sentences(doc)]
+        facts = [s for doc in example.context for s in sentences(doc)] if self.uses_facts else None
         calls = [("claims_extract", {"question": example.question, "answer": example.answer}, 25 * len(claims))]
-        if self.against == "facts":
+        if self.uses_facts:
             calls.append(("facts_extract", {"context": list(example.context)}, 25 * len(facts)))
-        calls.append(("claims_verify", {"claims": claims, "facts": facts if self.against == "facts" else None,
-                                        "context": list(example.context)}, 60 * len(claims)))
+        chunks = (top_chunks(claims, example.context, self.top_k, self.chunk_words, self.ranker)
+                  if self.evidence == "chunks" else [()] * len(claims))
+        if self.score != "verbalised":
+            for claim, read in zip(claims, chunks):
+                context = [c.text for c in read] if self.evidence == "chunks" else list(example.context)
+                calls.append(("claim_yesno", {"claim": claim, "facts": facts, "context": context}, 1))
+            return calls
+        context = [c.text for c in union_chunks(chunks)] if self.evidence == "chunks" else list(example.context)
+        calls.append(("claims_verify", {"claims": claims, "facts": facts, "context": context}, 60 * len(claims)))
         return calls
 
     async def judge(self, example: Example) -> JudgeResult:
@@ -233,8 +321,8 @@ class ClaimsJudge(LLMJudgeSettings):
             return provider_abstention(example, err, calls, self.path)
         if isinstance(outcome, str):
             return abstain(example, outcome, calls, self.path)
-        value = self.score(list(outcome))
+        value = self.answer_score(list(outcome))
         label = "grounded" if value >= self.threshold else "ungrounded"
         verdict = Verdict(example_id=example.id, label=label, score=value, threshold=self.threshold,
-                          claims=outcome, path=self.path)
+                          claims=outcome, path=self.path, score_source=combined_source(c.score_source for c in outcome))
         return JudgeResult(verdict=verdict, calls=tuple(calls))

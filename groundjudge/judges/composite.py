@@ -38,4 +38,6 @@ def judge_parts(judge: Any) -> list[Any]:
         inner = getattr(judge, attr, None)
         if inner is not None:
             parts += judge_parts(inner)
+    for inner in getattr(judge, "_stages", ()):   # a cascade's stages, in order
+        parts += judge_parts(inner)
     return parts

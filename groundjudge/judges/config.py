@@ -127,6 +127,11 @@ def split_top(text: str, sep: str = ",") -> list[str]:
     return parts
 
 
+def unbrace(value: str) -> str:
+    """``{inner spec}`` as the inner spec's text; any other value unchanged."""
+    return value[1:-1].strip() if value.startswith("{") and value.endswith("}") else value
+
+
 def parse_spec(text: str) -> tuple[str, dict[str, Any]]:
     """Split ``name:key=value,...`` into the name and raw settings: text, ``[a, b]`` as a list of text,
     ``{inner spec}`` as the inner spec's text."""
@@ -138,11 +143,9 @@ def parse_spec(text: str) -> tuple[str, dict[str, Any]]:
             raise SpecError(f"judge spec {text!r}: setting {part!r} is not key=value")
         value = value.strip()
         if value.startswith("[") and value.endswith("]"):
-            settings[key.strip()] = [v.strip() for v in split_top(value[1:-1]) if v.strip()]
-        elif value.startswith("{") and value.endswith("}"):
-            settings[key.strip()] = value[1:-1].strip()
+            settings[key.strip()] = [unbrace(v.strip()) for v in split_top(value[1:-1]) if v.strip()]
         else:
-            settings[key.strip()] = value
+            settings[key.strip()] = unbrace(value)
     return name.strip(), settings
 
 

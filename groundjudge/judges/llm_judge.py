@@ -9,6 +9,7 @@ from pydantic import BaseModel, Field
 
 from groundjudge.llm import LLMService, LLMSettings, ProviderError
 from groundjudge.llm.templates import PromptLibrary, prompt_library
+from groundjudge.llm.token_scores import TokenScore
 from groundjudge.types import ClaimVerdict, Example, JudgeResult, LLMCall, Verdict
 
 _DEFAULT_SERVICE: LLMService | None = None
@@ -54,6 +55,13 @@ class LLMJudgeSettings(LLMSettings):
         ``LLMService.complete``)."""
         return await self.llm.complete(settings or self.llm_settings(), prompt, variables, output_model, calls,
                                        sample_index=sample_index, prompts=self.library)
+
+    async def ask_yes_no(self, prompt: str, variables: dict[str, Any], calls: list,
+                         logprobs: bool) -> TokenScore | None:
+        """Render one of this judge's yes/no prompts and score the reply (P(yes) from log-probabilities when
+        ``logprobs`` and the provider returns them, else the one-word verdict; see ``LLMService.score_yes_no``)."""
+        return await self.llm.score_yes_no(self.llm_settings(), prompt, variables, calls, logprobs,
+                                           prompts=self.library)
 
     def llm_settings(self, **overrides) -> LLMSettings:
         """The plain LLMSettings for calls of this judge (what the cache and the client see)."""

@@ -14,15 +14,28 @@ from groundjudge.llm.settings import LLMSettings
 
 
 def cache_key(settings: LLMSettings, messages: Sequence[dict], schema: dict | None, sample_index: int,
-              repeat: int = 0) -> str:
-    """Key of a call: model, messages, output schema, sampling settings (and sample index when sampling), and the
-    repeat (a judge's ``repeats``: each repeat of an answer is its own call, also at temperature 0)."""
-    payload = {"model": settings.model, "messages": list(messages), "schema": schema, **settings.sampling()}
+              repeat: int = 0, extra: dict | None = None) -> str:
+    """Key of a call: model, messages, output schema, sampling settings (and sample index when sampling), the
+    repeat (a judge's ``repeats``: each repeat of an answer is its own call, also at temperature 0) and any extra
+    request parameters that change the reply (``logprobs``)."""
+    payload = {"model": settings.model, "messages": list(messages), "schema": schema, **settings.sampling(),
+               **(extra or {})}
     if settings.temperature > 0:
         payload["sample_index"] = sample_index
     if repeat:
         payload["repeat"] = repeat
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode("utf-8")).hexdigest()
+
+
+def recorded_entry(call) -> dict:
+    """The cache entry an :class:`~groundjudge.types.LLMCall` stands for: what the client stores after a call and
+    what a replay answers from (reply, tokens, cost, first-token log-probabilities, original latency)."""
+    entry = {"raw_output": call.raw_output, "input_tokens": call.input_tokens, "output_tokens": call.output_tokens,
+             "cost_usd": call.cost_usd, "model": call.model,
+             "latency_s": call.source_latency_s if call.cached else call.latency_s}
+    if call.logprobs is not None:
+        entry["logprobs"] = call.logprobs
+    return entry
 
 
 class CallCache:

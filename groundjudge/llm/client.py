@@ -14,6 +14,7 @@ and are scrubbed from every message that is recorded or logged.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
 import json
 import os
@@ -33,14 +34,16 @@ from tenacity import (  # noqa: E402
     stop_after_attempt,
 )
 
-from groundjudge.llm.cache import CallCache, cache_key
+from groundjudge.llm.cache import CallCache, cache_key, recorded_entry
 from groundjudge.llm.concurrency import resolve_concurrency, server_slots
+from groundjudge.llm.context_window import check_fits, model_window
 from groundjudge.llm.cost import Budget, price
 from groundjudge.llm.repeats import current_repeat
 from groundjudge.llm.errors import ProviderError, _Wait, is_retryable, redact
 from groundjudge.llm.settings import LLMSettings
 from groundjudge.llm.templates import PromptLibrary, prompt_library  # noqa: E402
 from groundjudge.llm.timing import current_clock, server_seconds
+from groundjudge.llm.token_scores import TOP_LOGPROBS, TokenScore, first_token_logprobs, score_reply
 from groundjudge.types import LLMCall  # noqa: E402
 
 litellm.suppress_debug_info = True
@@ -62,7 +65,15 @@ def parse_json_reply(text: str | None, output_model: type[BaseModel]) -> BaseMod
     return output_model.model_validate_json(body)
 
 
-def _response_format(settings: LLMSettings, output_model: type[BaseModel]) -> dict | None:
+YES_NO_TOKENS = 4
+"""Output tokens of a yes/no call: the word (one token in every tokenizer seen) and a little slack."""
+
+YES_NO_REASK = "Your reply did not start with yes or no. Answer with one word: yes or no."
+
+
+def _response_format(settings: LLMSettings, output_model: type[BaseModel] | None) -> dict | None:
+    if output_model is None:
+        return None
     mode = settings.json_mode
     schema = _schema(output_model)
     if mode == "auto":
@@ -102,8 +113,8 @@ def _needs_key(settings: LLMSettings) -> str | None:
 
 
 @lru_cache(maxsize=64)
-def _schema(output_model: type[BaseModel]) -> dict:
-    return output_model.model_json_schema()
+def _schema(output_model: type[BaseModel] | None) -> dict | None:
+    return None if output_model is None else output_model.model_json_schema()
 
 
 @lru_cache(maxsize=256)
@@ -123,6 +134,7 @@ class _ModelLimits:
     tokens: AsyncLimiter | None
     concurrency: int
     server_slots: int | None = None
+    window: int | None = None
     in_flight: int = 0
 
 
@@ -139,15 +151,16 @@ class LLMService:
 
     async def _limiters(self, settings: LLMSettings) -> _ModelLimits:
         loop = asyncio.get_running_loop()
-        key = (id(loop), settings.model, settings.api_base, settings.concurrency)
+        key = (id(loop), settings.model, settings.api_base, settings.concurrency, settings.context_window)
         if key not in self._limits:
             concurrency = await resolve_concurrency(settings)
             # requests evenly spaced (no burst at the start of a minute); tokens over 10-second windows
             requests = AsyncLimiter(1, 60 / settings.rpm) if settings.rpm else None
             tokens = AsyncLimiter(settings.tpm / 6, 10) if settings.tpm else None
             slots = await server_slots(settings)
+            window = await model_window(settings)
             self._limits.setdefault(key, _ModelLimits(asyncio.Semaphore(concurrency), requests, tokens, concurrency,
-                                                      slots))
+                                                      slots, window))
         return self._limits[key]
 
     async def complete(self, settings: LLMSettings, prompt: str, variables: dict[str, Any],
@@ -165,7 +178,7 @@ class LLMService:
         for attempt in range(2):
             try:
                 call = await self._call(settings, rendered.name, rendered.template_hash, messages, output_model,
-                                        sample_index)
+                                        sample_index, {})
             except ProviderError as err:
                 if err.call is not None:
                     calls.append(err.call)
@@ -185,12 +198,43 @@ class LLMService:
             return parsed
         return None
 
+    async def score_yes_no(self, settings: LLMSettings, prompt: str, variables: dict[str, Any],
+                           calls: list[LLMCall], logprobs: bool, sample_index: int = 0,
+                           prompts: PromptLibrary | None = None) -> TokenScore | None:
+        """Render a yes/no prompt and score the reply: P(yes) from the first token's top log-probabilities when
+        ``logprobs`` is asked for and the provider returns them, else the one-word verdict (see ``token_scores``).
+
+        Re-asks once when the reply is neither yes nor no; returns None if it still is not. Every call is appended
+        to ``calls`` with its top log-probabilities; raises ProviderError like ``complete``.
+        """
+        rendered = (prompts or self.prompts).render(prompt, variables)
+        messages = list(rendered.messages)
+        short = dataclasses.replace(settings, max_tokens=YES_NO_TOKENS)
+        extra = {"logprobs": True, "top_logprobs": TOP_LOGPROBS} if logprobs else {}
+        for _ in range(2):
+            try:
+                call = await self._call(short, rendered.name, rendered.template_hash, messages, None, sample_index,
+                                        extra)
+            except ProviderError as err:
+                if err.call is not None:
+                    calls.append(err.call)
+                raise
+            scored = score_reply(call.raw_output, call.logprobs)
+            if scored is None:
+                calls.append(call.model_copy(update={"error": "parse_failure: the reply is neither yes nor no"}))
+                messages = messages + [{"role": "assistant", "content": call.raw_output or ""},
+                                       {"role": "user", "content": YES_NO_REASK}]
+                continue
+            calls.append(call.model_copy(update={"parsed": scored.model_dump(mode="json")}))
+            return scored
+        return None
+
     async def _call(self, settings: LLMSettings, template: str, template_hash: str, messages: list[dict],
-                    output_model: type[BaseModel], sample_index: int) -> LLMCall:
+                    output_model: type[BaseModel] | None, sample_index: int, extra: dict[str, Any]) -> LLMCall:
         response_format = _response_format(settings, output_model)
         schema = _schema(output_model)
         repeat = current_repeat()
-        key = cache_key(settings, messages, schema, sample_index, repeat)
+        key = cache_key(settings, messages, schema, sample_index, repeat, extra)
         prompt_hash = hashlib.sha256(json.dumps(messages, sort_keys=True).encode()).hexdigest()[:16]
         base = {"model": settings.model, "template": template, "template_hash": template_hash,
                 "prompt_hash": prompt_hash, "cache_key": key, "messages": tuple(messages), "repeat": repeat}
@@ -198,7 +242,7 @@ class LLMService:
         if hit is not None:
             return LLMCall(**base, raw_output=hit["raw_output"], input_tokens=hit["input_tokens"],
                            output_tokens=hit["output_tokens"], cost_usd=hit["cost_usd"], cached=True, attempts=0,
-                           source_latency_s=hit.get("latency_s"))
+                           source_latency_s=hit.get("latency_s"), logprobs=hit.get("logprobs"))
         if self.offline:
             raise ProviderError("offline", f"no recorded reply for a {template!r} call and the network is off")
         missing = _needs_key(settings)
@@ -206,6 +250,7 @@ class LLMService:
             raise ProviderError("no_api_key", f"{settings.model} needs {missing}, which is not set")
         self.budget.check()
         limits = await self._limiters(settings)
+        check_fits(settings, messages, limits.window, template)
         prompt_tokens = litellm.token_counter(model=settings.model, messages=messages) if limits.tokens else 0
         kwargs: dict[str, Any] = {"model": settings.model, "messages": messages, "timeout": settings.timeout,
                                   "max_retries": 0, "num_retries": 0, **settings.sampling()}
@@ -217,6 +262,7 @@ class LLMService:
                 kwargs["api_key"] = "no-key-needed"  # a local server; litellm's clients insist on some key
         if response_format:
             kwargs["response_format"] = response_format
+        kwargs.update(extra)
         clock = current_clock()
         attempts, in_flight, limited = 0, 0, 0.0
         waited = time.perf_counter()
@@ -266,9 +312,10 @@ class LLMService:
         cost = price(settings, input_tokens, output_tokens)
         self.budget.add(cost)
         raw = response.choices[0].message.content
-        self.cache.put(key, {"raw_output": raw, "input_tokens": input_tokens, "output_tokens": output_tokens,
-                             "cost_usd": cost, "model": settings.model, "latency_s": latency})
-        return LLMCall(**base, raw_output=raw, input_tokens=input_tokens, output_tokens=output_tokens,
+        top = first_token_logprobs(response) if extra.get("logprobs") else None
+        call = LLMCall(**base, raw_output=raw, input_tokens=input_tokens, output_tokens=output_tokens, logprobs=top,
                        cost_usd=cost, latency_s=latency, queue_s=slot_wait + limited, server_s=server_seconds(response),
                        concurrency=limits.concurrency, server_slots=limits.server_slots, in_flight=in_flight,
                        attempts=attempts)
+        self.cache.put(key, recorded_entry(call))
+        return call

@@ -13,7 +13,8 @@ from tenacity import (  # noqa: E402
 
 from groundjudge.types import LLMCall  # noqa: E402
 
-FALLBACK_REASONS = frozenset({"no_api_key", "provider_error", "retries_exhausted", "budget", "offline", "auth_error"})
+FALLBACK_REASONS = frozenset({"no_api_key", "provider_error", "retries_exhausted", "budget", "offline", "auth_error",
+                              "context_too_long"})
 """Abstain reasons that mean "the LLM path is unavailable" (a fallback judge takes over)."""
 
 

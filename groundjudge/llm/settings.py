@@ -31,6 +31,9 @@ class LLMSettings:
     rpm: int | None = None
     tpm: int | None = None
     """Input tokens per minute (counted with litellm's tokenizer before each call)."""
+    context_window: int | None = None
+    """Input tokens the model accepts (None: a local server's /props n_ctx, else litellm's model table, else
+    unchecked). A longer prompt is never sent: the answer abstains with ``context_too_long``."""
     input_cost_per_mtok: float | None = None
     output_cost_per_mtok: float | None = None
 

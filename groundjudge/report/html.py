@@ -18,6 +18,7 @@ from typing import Any
 
 from groundjudge.report.compare import Comparison, example_key, leaderboard, leaderboard_columns, ranked
 from groundjudge.report.markdown import HOW_TO_READ, extra_tables
+from groundjudge.report.variants import VARIANT_HEADERS, VARIANTS_NOTE, disagreements, template_diffs, variant_rows
 from groundjudge.types import Example, ResultRecord
 
 PLOT_CAPTIONS = {
@@ -131,6 +132,26 @@ def examples(comparison: Comparison, max_examples: int) -> tuple[list[dict[str, 
     return list(rows.values()), len(records_of), strings.items
 
 
+def variants(comparison: Comparison, strings: _Strings) -> dict[str, Any]:
+    """The prompt-variants section's data: per pair its judges, table cells, metric deltas, template diffs and
+    every disagreement (questions, answers and reasons in full, as indices into the string table)."""
+    pairs = []
+    for row in variant_rows(comparison):
+        a, b = row["a"], row["b"]
+        pairs.append({
+            "a": a, "b": b, "label": f"{row['label_a']} → {row['label_b']}", "run": row["run"],
+            "differs": row["differs"], "cells": row["cells"], "metrics": row["metrics"],
+            "mcnemar_p": row["mcnemar_p"],
+            "diffs": [{"file": name, "text": text} for name, text in template_diffs(comparison, a, b)],
+            "disagree": [{"id": d["id"], "key": d["key"], "gold": d["gold"], "question": strings(d["question"]),
+                          "answer": strings(d["answer"]),
+                          "a": {**d["a"], "reason": strings(d["a"]["reason"])},
+                          "b": {**d["b"], "reason": strings(d["b"]["reason"])}}
+                         for d in disagreements(comparison, a, b)],
+        })
+    return {"headers": VARIANT_HEADERS, "note": VARIANTS_NOTE, "pairs": pairs}
+
+
 def _script_json(data: Any) -> str:
     """JSON that is safe inside a <script> element (no '<', '>' or '&' left to close or open a tag)."""
     return (json.dumps(data, ensure_ascii=False, separators=(",", ":"))
@@ -157,7 +178,10 @@ def _plots_html(plots: list[Path]) -> str:
 
 def page_data(comparison: Comparison, max_examples: int = 2000) -> dict[str, Any]:
     """Everything the page's script renders, as JSON-able data."""
-    rows, total, strings = examples(comparison, max_examples)
+    rows, total, texts = examples(comparison, max_examples)
+    strings = _Strings()
+    for text in texts:              # the same indices, and the variants' texts added (each once)
+        strings(text)
     order = ranked(comparison)
     return {
         "runs": [{"name": run.name, "run_id": run.records.header.run_id, "n": run.records.header.dataset.n,
@@ -171,9 +195,10 @@ def page_data(comparison: Comparison, max_examples: int = 2000) -> dict[str, Any
         "leaderboard": leaderboard(comparison),
         "how_to_read": HOW_TO_READ,
         "pairwise": comparison.pairwise,
+        "variants": variants(comparison, strings),
         "tables": extra_tables(comparison),
         "examples": rows,
-        "strings": strings,
+        "strings": strings.items,
         "total_examples": total,
         "max_examples": max_examples,
     }
@@ -197,7 +222,7 @@ __CSS__
 </style></head><body>
 <header><div class="bar"><h1>groundjudge report</h1><nav>
 <a href="#leaderboard-section">Leaderboard</a><a href="#significance-section">Significance</a>
-<a href="#tables-section">Variants &amp; tables</a><a href="#plots-section">Plots</a><a href="#explorer-section">Examples</a>
+<a href="#variants-section" id="nav-variants">Prompt variants</a><a href="#tables-section">Tables</a><a href="#plots-section">Plots</a><a href="#explorer-section">Examples</a>
 </nav></div><ul id="runs"></ul><div id="notes"></div></header>
 <main>
 <section id="leaderboard-section" class="card"><h2>Leaderboard</h2>
@@ -207,7 +232,8 @@ __CSS__
 <p class="note">Exact McNemar test between every two judges on the labelled examples both judged. Highlighted: p &lt; 0.05
 (the two judges' error rates differ). Hover a cell for the pair and n.</p>
 <div class="scroll"><table id="mcnemar"></table></div></section>
-<section id="tables-section" class="card"><h2>Prompt variants, stability, thresholds, error types, fallbacks</h2><div id="tables"></div></section>
+<section id="variants-section" class="card"><h2>Prompt variants</h2><div id="variants"></div></section>
+<section id="tables-section" class="card"><h2>Stability, thresholds, error types, fallbacks</h2><div id="tables"></div></section>
 <section id="plots-section" class="card"><h2>Plots</h2><div class="plots">
 __PLOTS__
 </div></section>

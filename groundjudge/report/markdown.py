@@ -1,13 +1,23 @@
-"""report.md: the leaderboard, McNemar matrix, thresholds, error-type and cascade tables of a comparison."""
+"""report.md: the leaderboard, McNemar matrix, prompt variants, verdict stability, thresholds, error-type and cascade
+tables of a comparison."""
 
 from __future__ import annotations
 
+import html
 import re
 from pathlib import Path
 from typing import Any
 
 from groundjudge.report.compare import Comparison, format_cell, leaderboard, leaderboard_columns, ranked
-from groundjudge.report.variant_section import variant_tables
+from groundjudge.report.variants import (
+    VARIANT_HEADERS,
+    VARIANTS_NOTE,
+    disagreements,
+    shorten,
+    stability_table,
+    template_diffs,
+    variant_rows,
+)
 from groundjudge.runs.summary import latency_without_cache
 
 HOW_TO_READ = (
@@ -25,7 +35,7 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-_NUMERIC = re.compile(r"^(-|—|n/a|\**[-+]?[\d.]+(e[-+]?\d+)?\**( \(.*\)| \[.*\])?)$")
+_NUMERIC = re.compile(r"^(-|—|n/a|\**[-+−]?[\d.]+(e[-+]?\d+)?\**( \(.*\)| \[.*\])?)$")
 
 
 def table(headers: list[str], rows: list[list[str]]) -> str:
@@ -189,18 +199,75 @@ def judges(comparison: Comparison) -> dict[str, Any]:
                      for i, k in enumerate(ranked(comparison), start=1)]}
 
 
-def extra_tables(comparison: Comparison, max_rows: int | None = None) -> list[dict[str, Any]]:
-    """The tables after the leaderboard and the McNemar matrix, as data: id, title, note, headers, rows (and, for
-    the prompt variants, their template diffs)."""
-    return [*variant_tables(comparison, max_rows), thresholds(comparison), *error_types(comparison),
+def extra_tables(comparison: Comparison) -> list[dict[str, Any]]:
+    """The tables after the leaderboard, the McNemar matrix and the prompt variants, as data: id, title, note,
+    headers, rows (and ``keys``, the judge of each row, where the first column names one)."""
+    return [*stability_table(comparison), thresholds(comparison), *error_types(comparison),
             *fallback_cascade(comparison), *view_independence(comparison), judges(comparison)]
 
 
 def _section(t: dict[str, Any], level: str = "##") -> list[str]:
-    lines = [f"{level} {t['title']}", ""] + ([t["note"], ""] if t["note"] else []) + [table(t["headers"], t["rows"])]
-    for diff in t.get("diffs", []):
-        lines += ["", f"<details><summary>{diff['title']}</summary>", "", "```diff", diff["text"].rstrip("\n"), "```",
-                  "", "</details>"]
+    return [f"{level} {t['title']}", ""] + ([t["note"], ""] if t["note"] else []) + [table(t["headers"], t["rows"])]
+
+
+MAX_DISAGREEMENTS = 20
+"""Disagreements listed per variant pair in report.md (report.html has them all)."""
+
+
+def _text(text: str | None) -> str:
+    """Untrusted text (answers, reasons, ids) for a Markdown table cell: no HTML can open."""
+    return html.escape(text or "", quote=False)
+
+
+def _fence(text: str) -> str:
+    """A code fence longer than any run of backticks in ``text``."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    return "`" * max(3, longest + 1)
+
+
+def _verdict_cells(verdict: dict[str, Any]) -> list[str]:
+    mark = "" if verdict["right"] is None else (" ✓" if verdict["right"] else " ✗")
+    score = "-" if verdict["score"] is None else f"{verdict['score']:.2f}"
+    return [verdict["label"] + mark, score, _text(shorten(verdict["reason"], 240)) or "-"]
+
+
+def _variants(comparison: Comparison) -> list[str]:
+    """## Prompt variants: the table of pairs, then per pair its template diffs and disagreements (folded)."""
+    rows = variant_rows(comparison)
+    if not rows:
+        return []
+    p_col = VARIANT_HEADERS.index("McNemar p")
+    cells = [[_text(c) for c in row["cells"][:p_col]] + [_p(row["mcnemar_p"])] + row["cells"][p_col + 1:]
+             for row in rows]
+    lines = ["## Prompt variants", "", VARIANTS_NOTE, "", table(VARIANT_HEADERS, cells)]
+    for row in rows:
+        a, b = row["a"], row["b"]
+        diffs = template_diffs(comparison, a, b)
+        found = disagreements(comparison, a, b)
+        summary = (f"{row['label_a']} → {row['label_b']}: {len(diffs)} template file{'s' * (len(diffs) != 1)} "
+                   f"differ{'s' * (len(diffs) == 1)}, {len(found)} disagreement{'s' * (len(found) != 1)}")
+        lines += ["", f"<details><summary>{html.escape(summary)}</summary>", ""]
+        if diffs:
+            for name, text in diffs:
+                fence = _fence(text)
+                lines += [f"Template `{name}`, A → B:", "", fence + "diff", text.rstrip("\n"), fence, ""]
+        else:
+            lines += [f"No recorded template text differs (they differ in {', '.join(row['differs'])}).", ""]
+        if found:
+            shown = found[:MAX_DISAGREEMENTS]
+            lines += [(f"Where they disagree (A: {_text(row['label_a'])}, B: {_text(row['label_b'])}; "
+                       "✓/✗: right/wrong against gold):"), "",
+                      table(["example", "gold", "question", "answer", "A", "A score", "A reason", "B", "B score",
+                             "B reason"],
+                            [[_text(d["id"]), d["gold"] or "-", _text(d["question_short"]) or "-",
+                              _text(d["answer_short"]), *_verdict_cells(d["a"]), *_verdict_cells(d["b"])]
+                             for d in shown])]
+            if len(found) > len(shown):
+                lines += ["", f"… and {len(found) - len(shown)} more (report.html lists them all)."]
+            lines.append("")
+        else:
+            lines += ["Their verdicts agree on every answer both judged.", ""]
+        lines.append("</details>")
     return lines
 
 
@@ -210,7 +277,8 @@ def render_markdown(comparison: Comparison, plots: list[Path] | list[str]) -> st
         ["# groundjudge report", ""] + _runs(comparison),
         _leaderboard(comparison),
         _mcnemar(comparison),
-        *(_section(t) for t in extra_tables(comparison, max_rows=20)),
+        _variants(comparison),
+        *(_section(t) for t in extra_tables(comparison)),
     ]
     if plots:
         sections.append(["## Plots", ""] + [f"![{Path(p).stem.replace('_', ' ')}]({Path(p).name})\n" for p in plots])

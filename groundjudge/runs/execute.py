@@ -59,6 +59,8 @@ class RunOptions(BaseModel):
     sample: int | None = None
     seed: int = 0
     calibrate_on: list[str] | None = None
+    calibrate_sample: int | None = Field(default=None, ge=1, description=(
+        "Fit thresholds on a seeded random sample of this many dev examples (an LLM judge's calibration costs calls)."))
     dev_fraction: float = 0.3
     skip_invalid: bool = False
     out: str = "runs/latest"
@@ -165,6 +167,8 @@ def execute(args: RunOptions) -> int:
     evaluated, dev, split_name, cal_source = _choose_examples(args, loaded.examples, bool(to_calibrate))
     if args.sample and args.sample < len(evaluated):
         evaluated = sorted(random.Random(args.seed).sample(evaluated, args.sample), key=evaluated.index)
+    if args.calibrate_sample and args.calibrate_sample < len(dev):
+        dev = sorted(random.Random(args.seed).sample(dev, args.calibrate_sample), key=dev.index)
     if not evaluated:
         raise UsageError(f"no examples to evaluate (split {split_name!r})")
     if args.dry_run:

@@ -35,7 +35,9 @@ class Reply:
     string is repeated n times). A non-200 ``status`` makes an error reply in the provider's error JSON shape
     (``content``, if set, is its message). ``fault`` breaks the wire: "drop" closes the connection without a reply,
     "truncate" sends the headers and half the body (Content-Length announces all of it), then closes.
-    Token counts default to ``len(text) // 4`` of the request messages and of the content.
+    Token counts default to ``len(text) // 4`` of the request messages and of the content. An OpenAI request with
+    ``logprobs`` gets the first token's top alternatives: ``top_logprobs`` (token -> logprob) when given, else the
+    content's first word with log-probability 0; Anthropic replies never carry any (as the real API).
     """
 
     content: str | list[str] | None = None
@@ -45,6 +47,7 @@ class Reply:
     fault: str | None = None
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+    top_logprobs: dict[str, float] | None = None
 
 
 @dataclass

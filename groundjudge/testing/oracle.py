@@ -10,6 +10,7 @@ correctness tests can predict. It is not a grounding method.
 from __future__ import annotations
 
 import json
+import math
 import re
 
 from groundjudge.testing.scripted_server import Reply, Request
@@ -33,11 +34,16 @@ def numbered(body: str) -> list[str]:
     return [re.sub(r"^\d+\.\s*", "", line).strip() for line in body.splitlines() if re.match(r"^\d+\.", line)]
 
 
-def supported(claim: str, evidence: str, share: float = 0.8) -> bool:
-    """Whether most of the claim's content words occur in the evidence."""
+def overlap(claim: str, evidence: str) -> float:
+    """The share of the claim's content words that occur in the evidence (0 for a claim without any)."""
     words = [w for w in normalize(claim).split() if w not in _STOP]
     pool = set(normalize(evidence).split())
-    return bool(words) and sum(w in pool for w in words) / len(words) >= share
+    return sum(w in pool for w in words) / len(words) if words else 0.0
+
+
+def supported(claim: str, evidence: str, share: float = 0.8) -> bool:
+    """Whether most of the claim's content words occur in the evidence."""
+    return overlap(claim, evidence) >= share
 
 
 def _content(request: Request) -> str:
@@ -95,6 +101,26 @@ def answer(request: Request) -> dict:
     raise ValueError(f"the oracle does not know this prompt: {text[:200]!r}")
 
 
+def yes_probability(request: Request) -> float | None:
+    """For a yes/no prompt (``direct_yesno``, ``claim_yesno``): P(yes), graded by word overlap (the weakest
+    sentence's), squeezed into [0.02, 0.98]; None for any other prompt."""
+    text = request.text
+    if "Answer with one word: yes" not in text:
+        return None
+    found = blocks(text)
+    evidence = "\n".join(found.get("evidence", []) + found.get("document", []))
+    items = found["claim"] if "claim" in found else (sentences(found["answer"][0]) or found["answer"])
+    share = min(overlap(item, evidence) for item in items)
+    return 0.02 + 0.96 * share ** 2
+
+
 def oracle_responder(request: Request) -> Reply:
-    """Reply to a groundjudge prompt with the oracle's JSON."""
+    """Reply to a groundjudge prompt with the oracle's JSON, or, to a yes/no prompt, with yes or no and the first
+    token's log-probabilities (P(yes) graded by overlap)."""
+    p_yes = yes_probability(request)
+    if p_yes is not None:
+        return Reply(content="Yes" if p_yes >= 0.5 else "No",
+                     top_logprobs={"Yes": math.log(p_yes * 0.9), " yes": math.log(p_yes * 0.1),
+                                   "No": math.log((1 - p_yes) * 0.9), "no": math.log((1 - p_yes) * 0.1),
+                                   "The": math.log(1e-4)})
     return Reply(content=json.dumps(answer(request)))

@@ -165,8 +165,9 @@ def _reply_body(request: Request, reply: Reply) -> tuple[int, dict]:
         return 200, {
             "id": f"chatcmpl-{uuid.uuid4().hex[:24]}", "object": "chat.completion", "created": int(time.time()),
             "model": model, "system_fingerprint": None,
-            "choices": [{"index": i, "message": {"role": "assistant", "content": c}, "logprobs": None,
-                         "finish_reason": "stop"} for i, c in enumerate(contents)],
+            "choices": [{"index": i, "message": {"role": "assistant", "content": c},
+                         "logprobs": _logprobs(body, reply, c), "finish_reason": "stop"}
+                        for i, c in enumerate(contents)],
             "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
                       "total_tokens": prompt_tokens + completion_tokens},
         }
@@ -179,6 +180,18 @@ def _reply_body(request: Request, reply: Reply) -> tuple[int, dict]:
         "content": [{"type": "text", "text": text}], "stop_reason": "end_turn", "stop_sequence": None,
         "usage": {"input_tokens": prompt_tokens, "output_tokens": completion_tokens},
     }
+
+
+def _logprobs(body: dict, reply: Reply, content: str | None) -> dict | None:
+    """OpenAI's ``logprobs`` object for the first generated token, when the request asked for it."""
+    if not body.get("logprobs") or not content:
+        return None
+    top = reply.top_logprobs or {content.split()[0] if content.split() else content: 0.0}
+    ranked = sorted(top.items(), key=lambda item: -item[1])[:max(int(body.get("top_logprobs") or 0), 1)]
+    token, logprob = ranked[0]
+    entry = lambda t, lp: {"token": t, "logprob": lp, "bytes": list(t.encode())}  # noqa: E731
+    return {"content": [{**entry(token, logprob), "top_logprobs": [entry(t, lp) for t, lp in ranked]}],
+            "refusal": None}
 
 
 def _shutdown(conn: socket.socket) -> None:

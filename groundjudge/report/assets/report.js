@@ -142,6 +142,163 @@
     table.appendChild(tbody);
   })();
 
+  // --- prompt variants ---------------------------------------------------------------------------
+  // Pairs of judges that differ only in prompts or model: B against A, their template diffs, and every answer
+  // on which they disagree (filterable by pair, gold label and text).
+  (function () {
+    const V = DATA.variants;
+    if (!V || !V.pairs.length) { $("variants-section").remove(); $("nav-variants").remove(); return; }
+    const box = $("variants");
+    const col = (name) => V.headers.indexOf(name);
+    const pairName = (p, i) => "#" + (i + 1) + " " + p.label;
+    add(box, el("p", V.note, "note"));
+
+    // the pairs
+    const table = el("table"); table.id = "variant-pairs";
+    const hr = el("tr");
+    V.headers.forEach((h, i) => hr.appendChild(el("th", h, i < 3 ? "txt" : null)));
+    const thead = el("thead"); thead.appendChild(hr); table.appendChild(thead);
+    const tbody = el("tbody");
+    const metricCol = { balanced_accuracy: col("Δ balanced acc. [95% CI]"), macro_f1: col("Δ macro-F1 [95% CI]") };
+    V.pairs.forEach((p, i) => {
+      const tr = el("tr"); tr.dataset.pair = String(i);
+      p.cells.forEach((c, k) => {
+        const td = el("td", null, k < 3 ? "txt" : "num");
+        const key = k === 0 ? p.a : k === 1 ? p.b : null;
+        if (key !== null && JIDX.has(key)) td.appendChild(judgeName(key, true)); else td.textContent = c;
+        tr.appendChild(td);
+      });
+      for (const [metric, k] of Object.entries(metricCol)) {      // a CI that excludes 0: a real change
+        const m = p.metrics[metric];
+        if (k >= 0 && m && (m.ci95[0] > 0 || m.ci95[1] < 0)) tr.children[k].classList.add(m.delta > 0 ? "up" : "down");
+      }
+      if (p.mcnemar_p !== null && p.mcnemar_p < 0.05) tr.children[col("McNemar p")].classList.add("sig");
+      tbody.appendChild(tr);
+    });
+    table.appendChild(tbody);
+    const wrap = el("div", null, "scroll"); wrap.appendChild(table); box.appendChild(wrap);
+
+    // the template diffs: every line set as text, coloured by its first character
+    add(box, el("h3", "What changed in the prompts"));
+    const few = V.pairs.reduce((n, p) => n + p.diffs.length, 0) <= 2;
+    V.pairs.forEach((p, i) => {
+      if (!p.diffs.length) {
+        add(box, el("p", pairName(p, i) + ": no recorded template text differs (they differ in " + p.differs.join(", ") + ").", "note"));
+        return;
+      }
+      for (const d of p.diffs) {
+        const details = el("details", null, "diff"); details.dataset.pair = String(i);
+        details.open = few;
+        add(details, el("summary", pairName(p, i) + ": " + d.file));
+        const pre = el("pre");
+        for (const line of d.text.replace(/\n$/, "").split("\n")) {
+          const cls = line.startsWith("+++") || line.startsWith("---") ? "diff-file" : line.startsWith("+") ? "diff-add"
+            : line.startsWith("-") ? "diff-del" : line.startsWith("@@") ? "diff-hunk" : null;
+          add(pre, el("span", line + "\n", cls));
+        }
+        details.appendChild(pre); box.appendChild(details);
+      }
+    });
+
+    // the disagreements
+    add(box, el("h3", "Where the variants disagree"));
+    const total = V.pairs.reduce((n, p) => n + p.disagree.length, 0);
+    if (!total) { add(box, el("p", "The variants agree on every answer they both judged.", "note")); return; }
+    add(box, el("p", "Every answer on which the two judges of a pair give different verdicts, with both verdicts " +
+      "(✓/✗: right/wrong against gold), scores and reasons. Click a question or answer to read it whole, an id to " +
+      "open the example below.", "note"));
+    const bar = el("div", null, "filters");
+    const pick = el("select"); pick.id = "variants-pair";
+    const every = el("option", "every pair (" + total + ")"); every.value = ""; pick.appendChild(every);
+    V.pairs.forEach((p, i) => {
+      const o = el("option", pairName(p, i) + " (" + p.disagree.length + ")"); o.value = String(i); pick.appendChild(o);
+    });
+    const gold = el("select"); gold.id = "variants-gold";
+    const golds = new Set(V.pairs.flatMap((p) => p.disagree.map((d) => d.gold || "")));
+    for (const [v, text] of [["*", "any gold label"], ["grounded", "gold grounded"], ["ungrounded", "gold ungrounded"], ["", "unlabelled"]]) {
+      if (v !== "*" && !golds.has(v)) continue;
+      const o = el("option", text); o.value = v; gold.appendChild(o);
+    }
+    const search = el("input"); search.type = "search"; search.id = "variants-search";
+    search.placeholder = "search id, question, answer or reason";
+    const count = el("span", null, "count"); count.id = "variants-count";
+    const pickLabel = el("label", "pair "); pickLabel.appendChild(pick);
+    add(bar, pickLabel, gold, search, count);
+    box.appendChild(bar);
+
+    const rows = el("table"); rows.id = "variant-disagreements";
+    const head = el("tr");
+    const headA = el("th", "A verdict", "txt"), headB = el("th", "B verdict", "txt");
+    add(head, el("th", "pair", "txt"), el("th", "example", "txt"), el("th", "gold", "txt"),
+      el("th", "question / answer", "txt"), headA, el("th", "A reason", "txt"), headB, el("th", "B reason", "txt"));
+    const rhead = el("thead"); rhead.appendChild(head); rows.appendChild(rhead);
+    const rbody = el("tbody");
+    const INEX = new Set(DATA.examples.map((e) => e.key));
+    const clip = (text, cls) => {
+      const d = el("div", text, "clip" + (cls ? " " + cls : ""));
+      d.addEventListener("click", () => d.classList.toggle("open"));
+      return d;
+    };
+    const verdictCell = (v) => {
+      const td = el("td", null, "txt verdict-cell");
+      add(td, tag(v.label));
+      if (v.right !== null) add(td, " ", el("span", v.right ? "✓" : "✗", v.right ? "mark-ok" : "mark-bad"));
+      if (v.score !== null) add(td, el("div", "score " + fmt(v.score, 2), "kv"));
+      return td;
+    };
+    const texts = [];                              // per row: what the text filter searches
+    V.pairs.forEach((p, i) => {
+      for (const d of p.disagree) {
+        const tr = el("tr"); tr.dataset.pair = String(i); tr.dataset.id = d.id; tr.dataset.gold = d.gold || "";
+        const who = el("td", null, "txt pair");
+        add(who, swatch(p.a), "#" + judge(p.a).rank + " → ", swatch(p.b), "#" + judge(p.b).rank);
+        who.title = p.label;
+        const idCell = el("td", null, "txt");
+        if (INEX.has(d.key)) {
+          const a = el("a", d.id); a.href = "#explorer-section";
+          a.addEventListener("click", () => {
+            for (const f of ["f-disagree", "f-wrong", "f-abstain"]) $(f).checked = false;
+            $("f-type").value = ""; $("f-judge").value = ""; $("f-search").value = d.id;
+            render();
+            const at = shown.findIndex((ex) => ex.key === d.key);
+            if (at >= 0) select(at);
+          });
+          idCell.appendChild(a);
+        } else idCell.textContent = d.id;
+        const question = d.question === null ? "" : S[d.question], answer = S[d.answer];
+        const qa = el("td", null, "txt qa");
+        if (question) qa.appendChild(clip(question, "q"));
+        qa.appendChild(clip(answer));
+        const reasonA = S[d.a.reason] || "", reasonB = S[d.b.reason] || "";
+        const goldCell = el("td", null, "txt"); goldCell.appendChild(tag(d.gold));
+        const whyA = el("td", null, "txt"); whyA.appendChild(clip(reasonA || "-", "reason"));
+        const whyB = el("td", null, "txt"); whyB.appendChild(clip(reasonB || "-", "reason"));
+        add(tr, who, idCell, goldCell, qa, verdictCell(d.a), whyA, verdictCell(d.b), whyB);
+        texts.push([d.id, question, answer, reasonA, reasonB, d.a.label, d.b.label].join("\n").toLowerCase());
+        rbody.appendChild(tr);
+      }
+    });
+    rows.appendChild(rbody);
+    const rwrap = el("div", null, "scroll"); rwrap.appendChild(rows); box.appendChild(rwrap);
+
+    function apply() {
+      const q = search.value.trim().toLowerCase(), only = pick.value, g = gold.value;
+      let visible = 0;
+      Array.from(rbody.children).forEach((tr, r) => {
+        const ok = (!only || tr.dataset.pair === only) && (g === "*" || tr.dataset.gold === g) && (!q || texts[r].includes(q));
+        tr.hidden = !ok;
+        if (ok) visible += 1;
+      });
+      count.textContent = visible + " of " + total + " disagreements shown";
+      const p = only ? V.pairs[Number(only)] : null;       // one pair: name its judges in the headings
+      headA.textContent = p ? "A: " + judge(p.a).label : "A verdict";
+      headB.textContent = p ? "B: " + judge(p.b).label : "B verdict";
+    }
+    for (const c of [pick, gold]) c.addEventListener("change", apply);
+    search.addEventListener("input", apply);
+    apply();
+  })();
+
   // --- other tables ------------------------------------------------------------------------------
   const NUMERIC = /^(-|n\/a|[-+]?[\d.]+(e[-+]?\d+)?( \(.*\)| \[.*\])?)$/;
   for (const t of DATA.tables) {
@@ -167,48 +324,7 @@
     });
     numeric.forEach((isNum, i) => { if (!isNum) hr.children[i].classList.add("txt"); });
     table.appendChild(tbody);
-    if (t.filter && t.rows.length) {
-      // filter the rows: by the first column's value (e.g. the variant pair), by gold label, by any text
-      const bar = el("div", null, "filters");
-      const pick = el("select"); pick.id = "filter-" + t.id + "-first";
-      add(pick, el("option", "every " + t.headers[0]));
-      pick.firstChild.value = "";
-      for (const v of [...new Set(t.rows.map((r) => r[0]))]) { const o = el("option", v); o.value = v; pick.appendChild(o); }
-      const gold = el("select"); gold.id = "filter-" + t.id + "-gold";
-      for (const [v, text] of [["", "any gold label"], ["grounded", "grounded"], ["ungrounded", "ungrounded"]]) {
-        const o = el("option", text); o.value = v; gold.appendChild(o);
-      }
-      const goldCol = t.headers.indexOf("gold");
-      const search = el("input"); search.type = "search"; search.id = "filter-" + t.id + "-text";
-      search.placeholder = "search id, verdict or reason";
-      const count = el("span", null, "count");
-      const apply = () => {
-        const q = search.value.trim().toLowerCase();
-        let shown = 0;
-        Array.from(tbody.children).forEach((tr, r) => {
-          const row = t.rows[r];
-          const ok = (!pick.value || row[0] === pick.value) && (!gold.value || goldCol < 0 || row[goldCol] === gold.value)
-            && (!q || row.join(" ").toLowerCase().includes(q));
-          tr.hidden = !ok; if (ok) shown += 1;
-        });
-        count.textContent = shown + " of " + t.rows.length;
-      };
-      for (const c of [pick, gold]) c.addEventListener("change", apply);
-      search.addEventListener("input", apply);
-      add(bar, pick, gold, search, count); box.appendChild(bar); apply();
-    }
     const wrap = el("div", null, "scroll"); wrap.appendChild(table); box.appendChild(wrap);
-    for (const d of t.diffs || []) {
-      // a template diff: every line set as text, coloured by its first character
-      const details = el("details", null, "diff"); add(details, el("summary", d.title));
-      const pre = el("pre");
-      for (const line of d.text.split("\n")) {
-        const cls = line.startsWith("+++") || line.startsWith("---") ? "diff-file" : line.startsWith("+") ? "diff-add"
-          : line.startsWith("-") ? "diff-del" : line.startsWith("@@") ? "diff-hunk" : null;
-        add(pre, el("span", line + "\n", cls));
-      }
-      details.appendChild(pre); box.appendChild(details);
-    }
   }
 
   // --- explorer -----------------------------------------------------------------------------
