@@ -1,4 +1,5 @@
-"""Classification metrics for grounding verdicts, bootstrap CIs, McNemar tests, thresholds.
+"""Classification metrics for grounding verdicts, bootstrap CIs, McNemar tests, thresholds, and the
+threshold-free ranking metrics of the scores (ROC AUC, PR AUC; see :class:`RankingMetrics`).
 
 Abstentions are predictions that match neither class: they lower the recall
 of the example's true class (and so balanced accuracy and macro-F1) and are
@@ -10,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
 from scipy.stats import binomtest
 
 CLASSES = ("ungrounded", "grounded")
@@ -182,3 +184,122 @@ def fit_threshold(scores: Sequence[float | None], gold: Sequence[str]) -> tuple[
     best = np.flatnonzero(np.isclose(bal, bal.max()))
     pick = best[len(best) // 2]
     return float(candidates[pick]), float(bal[pick])
+
+
+# --- ranking (threshold-free) metrics of the scores ---------------------------------------------
+
+class RankingMetrics(BaseModel):
+    """How well a judge's scores rank the answers, whatever the threshold: ROC AUC and PR AUC with percentile
+    bootstrap 95% CIs, on the labelled answers that have a score.
+
+    Conventions: ROC AUC is symmetric (the chance that a grounded answer scores above an ungrounded one, ties
+    counting half; the same whichever class is called positive). PR AUC (average precision) is for *detecting
+    ungrounded answers*: positive = ungrounded, ranked by ``1 - score``; a random ranker gets the ungrounded
+    share (``pr_auc_baseline``). Answers without a score (abstentions) are left out, never given one:
+    ``n_scored`` says how many were ranked. Scores that are all equal rank nothing: ``constant_score`` is true
+    and there is no AUC (never 0.5); with one gold class only there is none either; ``note`` says why.
+    """
+
+    model_config = ConfigDict(frozen=True)
+    roc_auc: float | None = Field(default=None, description="ROC AUC of the scores (grounded above ungrounded).")
+    roc_auc_ci95: list[float] | None = Field(default=None, description="Percentile bootstrap 95% CI of roc_auc.")
+    pr_auc: float | None = Field(default=None, description="Average precision at finding ungrounded answers.")
+    pr_auc_ci95: list[float] | None = Field(default=None, description="Percentile bootstrap 95% CI of pr_auc.")
+    pr_auc_baseline: float | None = Field(default=None, description="Ungrounded share of the scored answers: "
+                                                                    "the PR AUC of a random ranking.")
+    n_scored: int = Field(description="Labelled answers with a score (the ones ranked).")
+    distinct_scores: int = Field(description="Distinct score values among them.")
+    constant_score: bool = Field(description="Every scored answer has the same score: the scores rank nothing.")
+    note: str | None = Field(default=None, description="Why there is no AUC, when there is none.")
+    n_boot_skipped: int = Field(default=0, description="Bootstrap resamples left out for holding one class only.")
+
+
+def _auc_ap(pos: np.ndarray, neg: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """ROC AUC and average precision from (weighted) counts of ungrounded (``pos``) and grounded (``neg``)
+    answers per distinct score, scores ascending, along the last axis (..., K). Ties are handled as
+    scikit-learn does (half a pair for ROC AUC, one step of the PR curve per distinct score)."""
+    n_pos, n_neg = pos.sum(axis=-1), neg.sum(axis=-1)
+    neg_above = n_neg[..., None] - np.cumsum(neg, axis=-1)          # grounded answers scoring higher
+    roc = (pos * (neg_above + 0.5 * neg)).sum(axis=-1) / (n_pos * n_neg)
+    tp, flagged = np.cumsum(pos, axis=-1), np.cumsum(pos + neg, axis=-1)   # flag score <= s as ungrounded
+    precision = np.divide(tp, flagged, out=np.zeros(tp.shape, dtype=float), where=flagged > 0)
+    ap = (pos * precision).sum(axis=-1) / n_pos
+    return roc, ap
+
+
+def ranking_metrics(gold: Sequence[str], scores: Sequence[float | None], n_boot: int = 1000, seed: int = 0,
+                    level: float = 0.95) -> RankingMetrics:
+    """ROC AUC and PR AUC (ungrounded positive) of ``scores`` against ``gold`` (grounded / ungrounded), with
+    percentile bootstrap CIs over the scored answers (vectorised; resamples holding one class are skipped and
+    counted). Answers whose score is None are left out. See :class:`RankingMetrics` for the conventions."""
+    from sklearn.metrics import average_precision_score, roc_auc_score
+
+    t = encode(gold)
+    if (t < 0).any():
+        raise ValueError("gold labels must be grounded or ungrounded")
+    s = np.array([np.nan if v is None else v for v in scores], dtype=float)
+    if len(s) != len(t):
+        raise ValueError("one score per gold label")
+    scored = ~np.isnan(s)
+    t, s = t[scored], s[scored]
+    distinct, bins = np.unique(s, return_inverse=True)
+    base = {"n_scored": len(s), "distinct_scores": len(distinct), "constant_score": len(distinct) == 1}
+    if len(s):
+        base["pr_auc_baseline"] = float((t == 0).mean())
+    if len(s) == 0:
+        return RankingMetrics(**base, note="no labelled answer has a score")
+    if len(distinct) == 1:
+        return RankingMetrics(**base, note=f"every one of the {len(s)} scored answers has the score "
+                                           f"{distinct[0]:g}: the scores rank nothing (no AUC)")
+    if len(np.unique(t)) < 2:
+        only = CLASSES[int(t[0])]
+        return RankingMetrics(**base, note=f"the {len(s)} scored answers are all {only}: an AUC needs both "
+                                           "grounded and ungrounded answers")
+    roc = float(roc_auc_score(t, s))                                 # grounded (1) ranked by the score
+    ap = float(average_precision_score(1 - t, -s))   # ungrounded (1) ranked by 1 - score (-score: the same order)
+    rocs, aps, skipped = _bootstrap_auc(t, bins, len(distinct), n_boot, seed)
+    alpha = (1 - level) / 2
+
+    def ci(values: np.ndarray) -> list[float] | None:
+        return [float(np.quantile(values, alpha)), float(np.quantile(values, 1 - alpha))] if len(values) else None
+
+    return RankingMetrics(**base, roc_auc=roc, roc_auc_ci95=ci(rocs), pr_auc=ap, pr_auc_ci95=ci(aps),
+                          n_boot_skipped=skipped)
+
+
+def _bootstrap_auc(t: np.ndarray, bins: np.ndarray, k: int, n_boot: int, seed: int
+                   ) -> tuple[np.ndarray, np.ndarray, int]:
+    """ROC AUCs and average precisions of ``n_boot`` resamples of the answers (gold ``t``, distinct-score index
+    ``bins`` of ``k``), computed from per-score class counts; resamples holding one class are dropped and
+    counted."""
+    rng = np.random.default_rng(seed)
+    n = len(t)
+    code = bins + k * (t == 0)                      # ungrounded answers in the upper half
+    chunk = max(1, min(n_boot, 500_000 // max(n, 2 * k)))     # small blocks: they stay in the CPU cache
+    rocs, aps, skipped, done = [], [], 0, 0
+    while done < n_boot:
+        size = min(chunk, n_boot - done)
+        idx = rng.integers(0, n, size=(size, n))
+        flat = (code[idx] + (2 * k) * np.arange(size)[:, None]).ravel()
+        counts = np.bincount(flat, minlength=size * 2 * k).reshape(size, 2, k)
+        neg, pos = counts[:, 0], counts[:, 1]
+        both = (pos.sum(axis=1) > 0) & (neg.sum(axis=1) > 0)
+        skipped += int((~both).sum())
+        roc, ap = _auc_ap(pos[both], neg[both])
+        rocs.append(roc)
+        aps.append(ap)
+        done += size
+    empty = [np.empty(0)]
+    return np.concatenate(rocs or empty), np.concatenate(aps or empty), skipped
+
+
+def roc_points(gold: Sequence[str], scores: Sequence[float | None]) -> tuple[np.ndarray, np.ndarray]:
+    """The ROC curve of detecting ungrounded answers by ``1 - score`` (scikit-learn's ``roc_curve``), on the
+    answers with a score: (false positive rate: share of grounded answers flagged, true positive rate: share
+    of ungrounded answers caught)."""
+    from sklearn.metrics import roc_curve
+
+    pairs = [(label, score) for label, score in zip(gold, scores, strict=True) if score is not None]
+    ungrounded = np.array([label == "ungrounded" for label, _ in pairs], dtype=int)
+    fpr, tpr, _ = roc_curve(ungrounded, -np.array([score for _, score in pairs], dtype=float))  # 1 - score order
+    return fpr, tpr

@@ -5,7 +5,8 @@
 Each argument is a folder of run directories (``<folder>/<data set>/`` or ``<folder>/<data set>/<judge>/``);
 every run is summarised again from its records (``records.jsonl.gz``), so the tables cannot drift from the
 runs. One table per folder: a row per (data set, judge) with n, balanced accuracy and macro-F1 with their
-bootstrap 95% intervals, abstentions, the threshold and where it was fitted, latency per response, tokens and
+bootstrap 95% intervals, the ROC AUC of the judge's scores with its interval (``constant`` when every answer got
+the same score, ``-`` when the judge gives none), abstentions, the threshold and where it was fitted, latency per response, tokens and
 dollars per 1,000 responses, and — for a cascade — its escalation rate and the local judge's own balanced
 accuracy on the same answers. Where replies came from the call cache (a cascade reusing the claims run's
 calls), the latency is also given as it would have been had every call been made. ``--price-as MODEL`` adds
@@ -22,11 +23,11 @@ from typing import Any
 
 from groundjudge.llm import LLMSettings, price
 from groundjudge.runs.records import find_records, read_records
-from groundjudge.report.compare import display_name
+from groundjudge.report.compare import display_name, ranking_value
 from groundjudge.runs.summary import summarize
 from groundjudge.report.tables import TextTable
 
-HEADERS = ["data set", "eval n", "judge", "bal. acc [95% CI]", "macro-F1 [95% CI]", "abstained",
+HEADERS = ["data set", "eval n", "judge", "bal. acc [95% CI]", "macro-F1 [95% CI]", "ROC AUC [95% CI]", "abstained",
            "threshold (fitted on)", "latency p50 / p95 s", "tokens in / out per response", "$ / 1k responses"]
 
 
@@ -64,6 +65,11 @@ def _priced(stats: dict[str, Any], model: str) -> str:
     return f"{1000 * total / max(stats['n'], 1):.2f}"
 
 
+def _roc_auc(stats: dict[str, Any]) -> str:
+    value, text, ci = ranking_value(stats, "roc_auc")
+    return text if value is None else _ci(value, ci)
+
+
 def judge_row(name: str, spec: str, stats: dict[str, Any], price_as: str | None = None) -> list[str]:
     """One table row for one judge of one run (with the tokens priced as ``price_as`` when given)."""
     latency = stats["latency_s"]
@@ -79,7 +85,8 @@ def judge_row(name: str, spec: str, stats: dict[str, Any], price_as: str | None 
             label += f"; local alone {cascade['local_balanced_accuracy']:.3f}"
         label += ")"
     return [name, str(stats["n"]), label, _ci(stats["balanced_accuracy"], stats["ci95"]["balanced_accuracy"]),
-            _ci(stats["macro_f1"], stats["ci95"]["macro_f1"]), str(stats["n_abstained"]), _threshold(stats),
+            _ci(stats["macro_f1"], stats["ci95"]["macro_f1"]), _roc_auc(stats), str(stats["n_abstained"]),
+            _threshold(stats),
             shown, _tokens(stats), _cost(stats)] + ([_priced(stats, price_as)] if price_as else [])
 
 

@@ -44,8 +44,17 @@ def expected_row(s: dict, at: str = "") -> list[str]:
     def ci(metric):
         lo, hi = s["ci95"][metric]
         return f"{s[metric]:.3f} [{lo:.2f}, {hi:.2f}]"
+    def ranking(metric):
+        r = s.get("ranking") or {}
+        if r.get(metric) is None:
+            return "constant" if r.get("constant_score") else "-"
+        if metric == "pr_auc":
+            return f"{r['pr_auc']:.3f} (chance {r['pr_auc_baseline']:.2f})"
+        lo, hi = r["roc_auc_ci95"]
+        return f"{r['roc_auc']:.3f} [{lo:.2f}, {hi:.2f}]"
     n = s["n_judged"]
-    return [ci("balanced_accuracy"), ci("macro_f1"), f"{s['macro_precision']:.3f}", f"{s['macro_recall']:.3f}",
+    return [ci("balanced_accuracy"), ci("macro_f1"), ranking("roc_auc"), ranking("pr_auc"),
+            f"{s['macro_precision']:.3f}", f"{s['macro_recall']:.3f}",
             f"{s['accuracy']:.3f}", str(s["n"]), str(s["n_abstained"]), f"{s['latency_s']['p50']:.4f}{at}",
             f"{s['latency_s']['p95']:.4f}{at}", f"{1000 * s['cost_usd'] / n:.4f}",
             f"{(s['tokens']['input'] + s['tokens']['output']) / n:.0f}"]
@@ -85,7 +94,7 @@ def test_report_of_two_runs_matches_their_records(runs, tmp_path):
         at = "" if len({s["latency_concurrency"] for s in expected.values()}) == 1 \
             else f" @{stats['latency_concurrency']}"
         assert board[label] == expected_row(stats, at), label
-    assert summaries[llm][spec]["cost_usd"] > 0 and float(board[LLM_LABEL][9]) > 0
+    assert summaries[llm][spec]["cost_usd"] > 0 and float(board[LLM_LABEL][11]) > 0
     assert "different data" in markdown and "How to read it" in markdown
     # McNemar matrix: across runs only where examples are shared; within a run, the run's own p-values
     matrix = markdown_rows(markdown, "McNemar (exact) p-values")
@@ -199,7 +208,7 @@ def test_common_restricts_every_run_to_the_shared_examples(tmp_path):
     printed = cli("report", str(whole), str(part), "--common", "--out", str(out)).stdout
     assert "restricted to the 10 examples" in printed
     board = markdown_rows((out / "report.md").read_text(), "Leaderboard")
-    assert {cells[5] for cells in board.values()} == {"10"}
+    assert {cells[7] for cells in board.values()} == {"10"}        # n, after ROC AUC and PR AUC
 
     other = write_jsonl(tmp_path / "other.jsonl", [{**r, "id": "x" + r["id"]} for r in rent_rows(3)])
     elsewhere = tmp_path / "elsewhere"

@@ -31,13 +31,27 @@ def _ci(value: float | None, ci: list[float] | None) -> str:
     return f"{value:.3f}" + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "")
 
 
+def ranking_value(stats: dict[str, Any], metric: str) -> tuple[float | None, str, list[float] | None]:
+    """A judge's ROC AUC or PR AUC (``metric``: ``roc_auc`` / ``pr_auc``) from its summary's ``ranking``:
+    (value, text, 95% CI). The text is ``constant`` for a judge whose scores are all equal, ``-`` for one without
+    scores or without an AUC (one gold class); a PR AUC's text carries its chance level, ``0.712 (chance 0.48)``."""
+    ranking = stats.get("ranking") or {}
+    value = ranking.get(metric)
+    if value is None:
+        return None, "constant" if ranking.get("constant_score") else "-", None
+    text = f"{value:.3f}"
+    if metric == "pr_auc" and ranking.get("pr_auc_baseline") is not None:
+        text += f" (chance {ranking['pr_auc_baseline']:.2f})"
+    return value, text, ranking.get(f"{metric}_ci95")
+
+
 def comparison_table(summary: dict[str, Any]) -> Table:
-    """One row per judge: quality with 95% CIs, abstentions, threshold, latency, cost."""
+    """One row per judge: quality with 95% CIs, ROC AUC, abstentions, threshold, latency, cost."""
     data = summary["dataset"]
     table = Table(title=f"groundjudge — {data['n']} examples ({data.get('eval_split') or 'all'}) "
                         f"from {', '.join(data['files'])}")
     shared = shared_concurrency(summary["judges"].values())
-    for column in ("judge", "bal. acc [95% CI]", "macro-F1 [95% CI]", "macro P", "macro R", "acc",
+    for column in ("judge", "bal. acc [95% CI]", "macro-F1 [95% CI]", "ROC AUC [95% CI]", "macro P", "macro R", "acc",
                    "abstain", "threshold", f"latency p50/p95 s {shared or '@concurrency'}", "queue share",
                    "wall s / answer", "$", "tokens in/out"):
         table.add_column(column, justify="left" if column == "judge" else "right")
@@ -45,10 +59,12 @@ def comparison_table(summary: dict[str, Any]) -> Table:
         wall = s.get("wall_s_per_answer")
         ci = s.get("ci95", {})
         threshold = "-" if s.get("threshold") is None else f"{s['threshold']:.3f} ({s['threshold_source']})"
+        roc, roc_text, roc_ci = ranking_value(s, "roc_auc")
         table.add_row(
             Text(spec),   # a name like claims[prompts=strict] is text, not rich markup
             _ci(s.get("balanced_accuracy"), ci.get("balanced_accuracy")),
             _ci(s.get("macro_f1"), ci.get("macro_f1")),
+            roc_text if roc is None else _ci(roc, roc_ci),
             _ci(s.get("macro_precision"), None),
             _ci(s.get("macro_recall"), None),
             _ci(s.get("accuracy"), None),
@@ -265,7 +281,8 @@ def ranked(comparison: Comparison) -> list[str]:
 
 
 LEADERBOARD_COLUMNS = (
-    ("balanced_accuracy", "bal. acc [95% CI]"), ("macro_f1", "macro-F1 [95% CI]"), ("macro_precision", "macro P"),
+    ("balanced_accuracy", "bal. acc [95% CI]"), ("macro_f1", "macro-F1 [95% CI]"), ("roc_auc", "ROC AUC [95% CI]"),
+    ("pr_auc", "PR AUC (ungrounded)"), ("macro_precision", "macro P"),
     ("macro_recall", "macro R"), ("accuracy", "acc"), ("n", "n"), ("n_abstained", "abstained"),
     ("latency_p50_s", "latency p50 s"), ("latency_p95_s", "latency p95 s"), ("usd_per_1000", "$ / 1k responses"),
     ("tokens_per_response", "tokens / response"),
@@ -296,10 +313,15 @@ def leaderboard(comparison: Comparison) -> list[dict[str, Any]]:
             "latency_p50_s": s["latency_s"]["p50"], "latency_p95_s": s["latency_s"]["p95"],
             "usd_per_1000": dollars, "tokens_per_response": tokens,
         }
-        ci = s.get("ci95", {})
+        ci = dict(s.get("ci95", {}))
+        ranking_text = {}
+        values["roc_auc"], ranking_text["roc_auc"], ci["roc_auc"] = ranking_value(s, "roc_auc")
+        values["pr_auc"], ranking_text["pr_auc"], _ = ranking_value(s, "pr_auc")   # its CI: the ranking table
         cells = {}
         for metric, value in values.items():
-            if value is None:
+            if metric in ranking_text:
+                text = ranking_text[metric]
+            elif value is None:
                 text = "-"
             elif metric in ("n", "n_abstained"):
                 text = str(value)

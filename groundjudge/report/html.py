@@ -29,6 +29,9 @@ PLOT_CAPTIONS = {
                           "the gold class.",
     "threshold_sweep": "Balanced accuracy as the threshold moves, on the dev records used for fitting (dotted) and "
                        "on the evaluated ones; dashed: the threshold the judge used.",
+    "roc_curves": "ROC curves of the judges' scores on the labelled answers each scored: ungrounded answers caught "
+                  "against grounded answers flagged as the threshold moves (dotted: chance); the legend gives each "
+                  "judge's ROC AUC with its bootstrap 95% CI. Constant-score judges are named below, not drawn.",
     "error_types": "Share of ungrounded answers missed, per gold error type.",
     "slices": "Balanced accuracy per slice of the data.",
 }
@@ -233,7 +236,7 @@ __CSS__
 (the two judges' error rates differ). Hover a cell for the pair and n.</p>
 <div class="scroll"><table id="mcnemar"></table></div></section>
 <section id="variants-section" class="card"><h2>Prompt variants</h2><div id="variants"></div></section>
-<section id="tables-section" class="card"><h2>Stability, thresholds, error types, fallbacks</h2><div id="tables"></div></section>
+<section id="tables-section" class="card"><h2>Ranking by score, stability, thresholds, error types, fallbacks</h2><div id="tables"></div></section>
 <section id="plots-section" class="card"><h2>Plots</h2><div class="plots">
 __PLOTS__
 </div></section>

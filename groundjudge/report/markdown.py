@@ -1,5 +1,5 @@
-"""report.md: the leaderboard, McNemar matrix, prompt variants, verdict stability, thresholds, error-type and cascade
-tables of a comparison."""
+"""report.md: the leaderboard, McNemar matrix, prompt variants, ranking by score, verdict stability, thresholds,
+error-type and cascade tables of a comparison."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from groundjudge.report.compare import Comparison, format_cell, leaderboard, leaderboard_columns, ranked
+from groundjudge.report.ranking import ranking_table
 from groundjudge.report.variants import (
     VARIANT_HEADERS,
     VARIANTS_NOTE,
@@ -23,7 +24,10 @@ from groundjudge.runs.summary import latency_without_cache
 HOW_TO_READ = (
     "Balanced accuracy and macro-F1 weigh grounded and ungrounded answers equally; the bracket is a bootstrap "
     "95% interval, and judges whose intervals overlap may not really differ — the McNemar matrix tests each pair "
-    "on the examples both judged (p < 0.05: their error rates differ). Abstentions count as errors, never as "
+    "on the examples both judged (p < 0.05: their error rates differ). ROC AUC and PR AUC judge the score "
+    "itself, whatever the threshold, on the answers that have one: ROC AUC 0.5 is chance; PR AUC is for finding "
+    "ungrounded answers, and its chance level (their share) follows it; constant: the judge gives every answer "
+    "the same score, which ranks nothing; -: no score. Abstentions count as errors, never as "
     "grounded; latency is service time per response on the machine that ran the judge (wall time less the wait "
     "for a client-side slot), measured at the concurrency after the @ (requests in flight: a server that cannot "
     "serve them all at once adds its own queue), and $ is at the provider's list prices (local judges cost nothing "
@@ -35,7 +39,7 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-_NUMERIC = re.compile(r"^(-|—|n/a|\**[-+−]?[\d.]+(e[-+]?\d+)?\**( \(.*\)| \[.*\])?)$")
+_NUMERIC = re.compile(r"^(-|—|n/a|constant|\**[-+−]?[\d.]+(e[-+]?\d+)?\**( \(.*\)| \[.*\])?)$")
 
 
 def table(headers: list[str], rows: list[list[str]]) -> str:
@@ -200,10 +204,10 @@ def judges(comparison: Comparison) -> dict[str, Any]:
 
 
 def extra_tables(comparison: Comparison) -> list[dict[str, Any]]:
-    """The tables after the leaderboard, the McNemar matrix and the prompt variants, as data: id, title, note,
-    headers, rows (and ``keys``, the judge of each row, where the first column names one)."""
-    return [*stability_table(comparison), thresholds(comparison), *error_types(comparison),
-            *fallback_cascade(comparison), *view_independence(comparison), judges(comparison)]
+    """The tables after the leaderboard, the McNemar matrix and the prompt variants (ranking by score first), as
+    data: id, title, note, headers, rows (and ``keys``, the judge of each row, where the first column names one)."""
+    return [*ranking_table(comparison), *stability_table(comparison), thresholds(comparison),
+            *error_types(comparison), *fallback_cascade(comparison), *view_independence(comparison), judges(comparison)]
 
 
 def _section(t: dict[str, Any], level: str = "##") -> list[str]:

@@ -7,6 +7,7 @@ balanced accuracy) in every plot, as in report.md and on the HTML page.
 from __future__ import annotations
 
 import math
+import textwrap
 from pathlib import Path
 
 import matplotlib
@@ -16,7 +17,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 
-from groundjudge.metrics import classification_metrics  # noqa: E402
+from groundjudge.metrics import classification_metrics, roc_points  # noqa: E402
 from groundjudge.report.compare import (  # noqa: E402
     Comparison,
     per_response,
@@ -192,6 +193,70 @@ def threshold_sweep(comparison: Comparison, out: Path) -> Path | None:
     return _save(fig, out / "threshold_sweep.png")
 
 
+def data_label(comparison: Comparison) -> str:
+    """The data the runs judged, in a few words: each data folder with its files (``nli_textfooler
+    (mnli_mismatched, snli)``, ``summedits (8 files)``, ``legal_qa``) and the evaluated part (split)."""
+    folders: dict[str, list[str]] = {}
+    for run in comparison.runs:
+        for name in run.records.header.dataset.files:
+            path = Path(name)
+            stems = folders.setdefault(path.parent.name or path.stem, [])
+            stem = path.name.split(".")[0]
+            if stem not in stems:
+                stems.append(stem)
+    parts = []
+    for folder, stems in folders.items():
+        if stems == [folder]:
+            parts.append(folder)
+        else:
+            parts.append(f"{folder} ({', '.join(stems) if len(stems) <= 3 else f'{len(stems)} files'})")
+    splits = sorted({run.records.header.eval_split or "all" for run in comparison.runs})
+    return f"data: {'; '.join(parts)}; evaluated: {' / '.join(splits)}"
+
+
+def roc_curves(comparison: Comparison, out: Path) -> Path | None:
+    """ROC curves of every judge whose scores rank the answers, on one figure: ungrounded answers caught against
+    grounded answers flagged as a threshold on the score moves, on the labelled answers each judge scored; the
+    diagonal is chance, and the legend gives each judge's ROC AUC with its bootstrap 95% CI and how many answers
+    it scored. Judges whose scores are all equal (constant) are named under the plot, not drawn."""
+    order = ranked(comparison)
+    ranking = {k: comparison.judges[k].get("ranking") or {} for k in order}
+    keys = [k for k in order if ranking[k].get("roc_auc") is not None]
+    if not keys:
+        return None
+    names = _names(comparison)
+    fig, ax = plt.subplots(figsize=(5.0, 5.0))       # square axes; the legend and notes extend the saved figure
+    ax.plot([0, 1], [0, 1], ls=":", color="#888", lw=1, label="chance (AUC 0.5)")
+    for key in keys:
+        labelled = [r for r in comparison.results[key] if r.example.label is not None]
+        fpr, tpr = roc_points([r.example.label for r in labelled], [r.result.verdict.score for r in labelled])
+        r = ranking[key]
+        ci = r.get("roc_auc_ci95")
+        label = (f"{_short(names[key], 48)}: {r['roc_auc']:.3f}" + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "")
+                 + f", n={r['n_scored']}")
+        ax.plot(fpr, tpr, color=comparison.colours[key], lw=1.6, label=label)
+    ax.set_xlim(-0.01, 1.01)
+    ax.set_ylim(-0.01, 1.01)
+    ax.set_aspect("equal")
+    ax.set_xlabel("grounded answers flagged (false positive rate)")
+    ax.set_ylabel("ungrounded answers caught (true positive rate)")
+    ax.set_title(f"ROC curves of the judges' scores\n{_short(data_label(comparison), 90)}", fontsize=9, loc="left")
+    ax.grid(alpha=0.25)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.03, 1.0), fontsize=7, frameon=False,
+              title="judge (rank by bal. acc): ROC AUC [95% CI], answers scored", title_fontsize=7,
+              alignment="left")
+    notes = ["flagged: 1 − score above a threshold; on each judge's labelled answers with a score"]
+    left_out = [f"{names[k]} (constant score)" for k in order if ranking[k].get("constant_score")]
+    left_out += [f"{names[k]} ({ranking[k]['note']})" for k in order
+                 if ranking[k] and ranking[k].get("roc_auc") is None and not ranking[k].get("constant_score")]
+    left_out += [f"{names[k]} (no score)" for k in order if not ranking[k]]
+    if left_out:
+        notes.append("not drawn: " + "; ".join(_short(text, 100) for text in left_out))
+    ax.text(0, -0.14, "\n".join(textwrap.fill(note, 110) for note in notes), transform=ax.transAxes, fontsize=7,
+            color="#555", va="top")
+    return _save(fig, out / "roc_curves.png")
+
+
 def error_types(comparison: Comparison, out: Path) -> Path | None:
     """Per gold error type, the share of ungrounded answers each judge missed (grouped bars)."""
     keys = [k for k in ranked(comparison) if comparison.judges[k].get("per_error_type")]
@@ -262,5 +327,6 @@ def make_plots(comparison: Comparison, out: Path) -> list[Path]:
     """Every plot the data supports, written into ``out``."""
     out.mkdir(parents=True, exist_ok=True)
     made = [tradeoff(comparison, out, cost=False), tradeoff(comparison, out, cost=True), confusions(comparison, out),
-            threshold_sweep(comparison, out), error_types(comparison, out), slices(comparison, out)]
+            threshold_sweep(comparison, out), roc_curves(comparison, out), error_types(comparison, out),
+            slices(comparison, out)]
     return [p for p in made if p is not None]

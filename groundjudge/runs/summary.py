@@ -12,6 +12,7 @@ from groundjudge.metrics import (
     classification_metrics,
     latency_stats,
     mcnemar_p,
+    ranking_metrics,
 )
 from groundjudge.runs.latency import latency_summary
 from groundjudge.runs.records import RunRecords
@@ -40,6 +41,9 @@ def _judge_summary(spec: str, results: list[ResultRecord], threshold: dict[str, 
         summary.update({k: metrics[k] for k in ("accuracy", "balanced_accuracy", "macro_precision",
                                                 "macro_recall", "macro_f1", "confusion")})
         summary["ci95"] = bootstrap_ci(gold, predicted, n_boot=n_boot)
+        ranking = ranking_summary(labelled, n_boot)
+        if ranking:
+            summary["ranking"] = ranking
     summary.update({
         "threshold": None if threshold is None else threshold["threshold"],
         "threshold_source": None if threshold is None else threshold["source"],
@@ -62,6 +66,16 @@ def _judge_summary(spec: str, results: list[ResultRecord], threshold: dict[str, 
     if kind == "cascade" and results:
         summary["cascade"] = cascade_summary(labelled or results)
     return summary
+
+
+def ranking_summary(labelled: list[ResultRecord], n_boot: int = 1000) -> dict[str, Any] | None:
+    """ROC AUC and PR AUC (ungrounded positive) of the judge's scores on the labelled answers that have one, with
+    bootstrap 95% CIs (:func:`groundjudge.metrics.ranking_metrics`); None when no labelled answer has a score
+    (a judge that only labels)."""
+    if all(r.result.verdict.score is None for r in labelled):
+        return None
+    return ranking_metrics([r.example.label for r in labelled], [r.result.verdict.score for r in labelled],
+                           n_boot=n_boot).model_dump()
 
 
 def _uncached_latency(results: list[ResultRecord]) -> dict[str, Any]:

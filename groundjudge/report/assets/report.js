@@ -45,9 +45,10 @@
   for (const note of DATA.notes) $("notes").appendChild(el("div", note, "warn"));
 
   // --- leaderboard --------------------------------------------------------------------------
-  const QUALITY = new Set(["balanced_accuracy", "macro_f1", "macro_precision", "macro_recall", "accuracy"]);
+  const QUALITY = new Set(["balanced_accuracy", "macro_f1", "roc_auc", "pr_auc", "macro_precision", "macro_recall",
+    "accuracy"]);
   const LOWER_BETTER = new Set(["latency_p50_s", "latency_p95_s", "usd_per_1000", "tokens_per_response", "n_abstained"]);
-  const MARK_BEST = new Set(["balanced_accuracy", "macro_f1", "latency_p50_s", "usd_per_1000"]);
+  const MARK_BEST = new Set(["balanced_accuracy", "macro_f1", "roc_auc", "latency_p50_s", "usd_per_1000"]);
   const lb = $("leaderboard");
   let sortState = { metric: null, dir: 1 };
   function renderLeaderboard() {
