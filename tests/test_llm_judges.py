@@ -18,6 +18,7 @@ from conftest import ROOT, cli, qa_rows, write_jsonl
 from groundjudge.judges import build_judge
 from groundjudge.judges.error_types import taxonomy_names
 from groundjudge.llm import LLMService
+from groundjudge.llm.templates import PromptLibrary
 from groundjudge.runs.records import read_records
 from groundjudge.runs.summary import error_type_summary
 from groundjudge.testing.scripted_server import Reply
@@ -143,49 +144,120 @@ def test_unparsable_facts_reply_falls_back_to_the_documents(llm_server):
     assert "<evidence>" not in prompt and context in prompt
 
 
-def test_triplet_evidence_is_bounded_in_the_schema_not_in_parsing(llm_server):
-    """The check's schema caps a quote for constrained decoders; a longer quote from a free-running model is kept."""
+def _schema(request) -> dict:
+    return request.body["response_format"]["json_schema"]["schema"]
+
+
+def test_triplet_replies_are_bounded_in_schema_and_parsing(llm_server):
+    """Both replies of the chain are sent as bounded schemas (a grammar-constrained decoder cannot run on); a
+    quote over the bound from a free-running model is re-asked, not kept."""
     judge, _ = build_judge(llm(llm_server, "triplets"), service=LLMService())
     context = "Clause 0. Rent of 100 crowns is due on day 1 of each month. " * 20
-    checks = {"checks": [{"triplet": 1, "verdict": "entailment", "evidence": context.strip()}]}
+    check = {"statement": 1, "verdict": "supported"}
     llm_server.push(Reply(content=json.dumps({"triplets": [["Rent", "is due on", "day 1"]]})),
-                    Reply(content=json.dumps(checks)))
+                    Reply(content=json.dumps({"checks": [{**check, "evidence": context.strip()}]})),
+                    Reply(content=json.dumps({"checks": [{**check, "evidence": "Rent of 100 crowns is due"}]})))
     result = asyncio.run(judge.judge(Example(id="e", context=[context], answer="Rent is due on day 1.")))
-    schema = llm_server.requests[1].body["response_format"]["json_schema"]["schema"]
-    evidence = schema["$defs"]["TripletCheck"]["properties"]["evidence"]
-    assert evidence["maxLength"] == 300 < len(context.strip())
-    assert result.verdict.label == "grounded" and result.verdict.claims[0].evidence.text == context.strip()
+    extract = _schema(llm_server.requests[0])["properties"]["triplets"]
+    assert extract["maxItems"] == 24 and (extract["items"]["minItems"], extract["items"]["maxItems"]) == (2, 3)
+    assert extract["items"]["items"]["maxLength"] == 200
+    checks = _schema(llm_server.requests[1])
+    assert (checks["properties"]["checks"]["minItems"], checks["properties"]["checks"]["maxItems"]) == (1, 1)
+    entry = checks["$defs"]["TripletCheck"]["properties"]
+    assert entry["verdict"]["enum"] == ["supported", "contradicted", "not_mentioned"]
+    assert entry["evidence"]["maxLength"] == 300 < len(context.strip())
+    assert [c.template for c in result.calls] == ["triplets_extract", "triplets_check", "triplets_check"]
+    assert "300" in result.calls[1].error and result.verdict.label == "grounded"
+    assert result.verdict.claims[0].evidence.text == "Rent of 100 crowns is due"
 
 
-def test_placeholder_triplets_are_not_checked_and_objectless_ones_are(llm_server):
-    """The 1.5B model echoed ``["<subject>", "<predicate>", "<object>"]`` before the real triplets on 30% of
-    TruthfulQA answers; checked, it came back "neutral" and failed every such answer under the strict rule. A
-    statement without an object ("man | is outside") is still a statement."""
+def test_every_check_label_is_defined_in_the_prompt_and_mapped_to_a_claim_label(llm_server):
+    """The labels the schema allows are the ones the prompt defines (the NLI words "entailment" / "contradiction"
+    / "neutral" left the 1.5B model labelling most statements of grounded answers "contradiction");
+    "not_mentioned" is an unverifiable claim, which fails the strict rule."""
     judge, _ = build_judge(llm(llm_server, "triplets"), service=LLMService())
-    extracted = {"triplets": [["<subject>", "<predicate>", "<object>"], ["Rent", "is due on", "day 1"],
-                              ["Rent", "", "late"], ["...", "is", "[object]"], ["Rent", "is", "<object>"],
-                              ["Rent", "is payable", ""], ["Rent", "is owed"]]}
-    entailed = {"verdict": "entailment", "evidence": "Rent is due on day 1."}
-    checks = {"checks": [{"triplet": i, **entailed} for i in (1, 2, 3)]}
-    llm_server.push(Reply(content=json.dumps(extracted)), Reply(content=json.dumps(checks)))
+    checks = [{"statement": 1, "verdict": "supported", "evidence": "Rent is due on day 1."},
+              {"statement": 2, "verdict": "not_mentioned", "evidence": ""}]
+    llm_server.push(Reply(content=json.dumps({"triplets": [["Rent", "is due on", "day 1"], ["Rent", "is", "late"]]})),
+                    Reply(content=json.dumps({"checks": checks})))
+    result = asyncio.run(judge.judge(Example(id="e", context=["Rent is due on day 1."], answer="Rent is due.")))
+    system = llm_server.requests[1].body["messages"][0]["content"]
+    labels = _schema(llm_server.requests[1])["$defs"]["TripletCheck"]["properties"]["verdict"]["enum"]
+    assert all(f'- "{label}":' in system for label in labels)
+    assert [c.label for c in result.verdict.claims] == ["supported", "unverifiable"]
+    assert result.verdict.label == "ungrounded" and result.verdict.score == 0.5
+
+
+@pytest.mark.parametrize("template,variables", [
+    ("triplets_extract", {"question": None, "answer": "a"}),
+    ("triplets_check", {"context": ["d"], "triplets": [["s", "p", "o"]]}),
+    ("error_types_classify", {"context": ["d"], "question": None, "claims": ["c"],
+                              "taxonomy": [{"name": "Wrong Number", "definition": "a number differs."}]}),
+    ("selfcheck_sample", {"context": ["d"], "question": "q"}),
+    ("selfcheck_compare", {"sample": "s", "sentences": ["a."]}),
+])
+def test_reply_formats_have_nothing_a_model_can_copy(template, variables):
+    """The reply is described in words: no placeholder ("<subject>", <number>) and no alternatives written as
+    a value ("a" | "b"), both of which a small model copied into its replies."""
+    system = PromptLibrary().render(template, variables).messages[0]["content"]
+    assert "<" not in system and ">" not in system and " | " not in system and "..." not in system
+
+
+def test_objectless_triplets_are_checked_and_subjectless_ones_dropped(llm_server):
+    """A statement without an object ("man | is outside") is still a statement; one without a subject or predicate
+    asserts nothing and is not checked (only such triplets: no claims, and no check call)."""
+    judge, _ = build_judge(llm(llm_server, "triplets"), service=LLMService())
+    extracted = {"triplets": [["Rent", "is due on", "day 1"], ["Rent", "", "late"], ["", "is", "late"],
+                              ["Rent", "is payable", " "], ["Rent", "is owed"]]}
+    entailed = {"verdict": "supported", "evidence": "Rent is due on day 1."}
+    checks = {"checks": [{"statement": i, **entailed} for i in (1, 2, 3)]}
+    llm_server.push(Reply(content=json.dumps(extracted)), Reply(content=json.dumps(checks)),
+                    Reply(content=json.dumps({"triplets": [["", "is due", ""]]})))
     context = "Rent is due on day 1."
     result = asyncio.run(judge.judge(Example(id="e", context=[context], answer="Rent is due on day 1.")))
     assert result.verdict.label == "grounded" and [c.claim.text for c in result.verdict.claims] == [
         "Rent | is due on | day 1", "Rent | is payable", "Rent | is owed"]
     prompt = llm_server.requests[-1].text
-    assert "1. (Rent | is due on | day 1)\n2. (Rent | is payable)\n3. (Rent | is owed)" in prompt
-    assert "<" not in prompt.split("<triplets>")[1].split("</triplets>")[0] and "4. (" not in prompt
+    assert "<statements>\n1. (Rent | is due on | day 1)\n2. (Rent | is payable)\n3. (Rent | is owed)\n</statements>" \
+        in prompt
+    empty = asyncio.run(judge.judge(Example(id="f", context=[context], answer="It is.")))
+    assert empty.verdict.abstain_reason == "no_claims" and len(empty.calls) == 1
+
+
+def test_error_type_is_one_of_the_taxonomy_names_in_schema_and_parsing(llm_server):
+    """The type is an enum of the taxonomy's names and the reason is bounded; a made-up type is re-asked."""
+    judge, _ = build_judge(llm(llm_server, "error_types", "against=context,threshold=1.0"), service=LLMService())
+    verdict = {"claim": 1, "verdict": "contradicted", "evidence": "day 1", "reason": "another day"}
+    label = {"claim": 1, "reason": "The day differs."}
+    llm_server.push(Reply(content=json.dumps({"claims": ["Rent is due on day 9."]})),
+                    Reply(content=json.dumps({"verdicts": [verdict]})),
+                    Reply(content=json.dumps({"labels": [{**label, "error_type": "Wrong Day"}]})),
+                    Reply(content=json.dumps({"labels": [{**label, "error_type": "Factual Inaccuracies"}]})))
+    example = Example(id="e", context=["Rent is due on day 1."], answer="Rent is due on day 9.")
+    result = asyncio.run(judge.judge(example))
+    entry = _schema(llm_server.requests[2])["$defs"]["ErrorTypeLabel"]["properties"]
+    assert "Factual Inaccuracies" in entry["error_type"]["enum"] and len(entry["error_type"]["enum"]) == 6
+    assert entry["reason"]["maxLength"] == 300
+    assert result.calls[2].error and result.verdict.claims[0].error_type == "Factual Inaccuracies"
+
+
+def test_selfcheck_sampled_answer_is_bounded(llm_server):
+    judge, _ = build_judge(llm(llm_server, "selfcheck", "samples=1"), service=LLMService())
+    llm_server.push(Reply(content=json.dumps({"answer": "Rent is due on day 1."})),
+                    Reply(content=json.dumps({"results": [{"sentence": 1, "consistent": True}]})))
+    example = Example(id="e", question="When is rent due?", context=["Rent is due on day 1."],
+                      answer="Rent is due on day 1.")
+    result = asyncio.run(judge.judge(example))
+    assert _schema(llm_server.requests[0])["properties"]["answer"]["maxLength"] == 1500
+    assert result.verdict.label == "grounded"
 
 
 def test_placeholder_only_extraction_abstains_without_a_check_call(llm_server):
-    for name, reply in (("claims", {"claims": ["<claim>", "..."]}),
-                        ("triplets", {"triplets": [["<subject>", "<predicate>", "<object>"]]})):
-        judge, _ = build_judge(llm(llm_server, name, "against=context" if name == "claims" else ""),
-                               service=LLMService())
-        llm_server.push(Reply(content=json.dumps(reply)))
-        result = asyncio.run(judge.judge(Example(id="e", context=["Rent is due on day 1."], answer="It is.")))
-        assert result.verdict.label == "abstain" and result.verdict.abstain_reason == "no_claims"
-        assert len(result.calls) == 1
+    judge, _ = build_judge(llm(llm_server, "claims", "against=context"), service=LLMService())
+    llm_server.push(Reply(content=json.dumps({"claims": ["<claim>", "..."]})))
+    result = asyncio.run(judge.judge(Example(id="e", context=["Rent is due on day 1."], answer="It is.")))
+    assert result.verdict.label == "abstain" and result.verdict.abstain_reason == "no_claims"
+    assert len(result.calls) == 1
 
 
 @pytest.mark.parametrize("aggregation,calibrated", [("strict", False), ("majority", False), ("soft", True)])

@@ -14,7 +14,8 @@ from groundjudge.judges import build_judge
 from groundjudge.judges.config import parse_spec
 from groundjudge.llm import CallCache, LLMService
 from groundjudge.llm.token_scores import score_reply, supports_logprobs, verbal_answer, word_of, yes_probability
-from groundjudge.runs.records import read_records
+from groundjudge.runs.records import ResultRecord, read_records
+from groundjudge.runs.summary import cascade_summary
 from groundjudge.testing.scripted_server import Reply
 from groundjudge.types import Example
 
@@ -129,6 +130,12 @@ def test_claims_logprobs_scores_each_claim_and_takes_the_weakest(llm_server):
     assert spec.settings["threshold"] == 0.5 and "claim_yesno" in judge.template_names()
     mean, _ = build_judge(llm(llm_server, "claims", "score=logprobs,against=context,aggregate=mean"))
     assert run(mean, two).verdict.score == pytest.approx(sum(c.score for c in claims) / 2)
+    typed, _ = build_judge(llm(llm_server, "error_types", "score=logprobs,against=context"))
+    assert "claim_yesno" in typed.template_names() and "claims_verify" not in typed.template_names()
+    result = run(typed, two)
+    assert [c.template for c in result.calls] == ["claims_extract", "claim_yesno", "claim_yesno",
+                                                  "error_types_classify"]
+    assert result.verdict.claims[0].error_type is None and result.verdict.claims[1].error_type is not None
 
 
 # --- evidence chunks and the context window
@@ -160,10 +167,14 @@ def test_chunks_show_the_model_only_the_best_windows_and_record_them(llm_server)
 
 def test_a_prompt_longer_than_the_window_is_never_sent(llm_server):
     example = Example(id="long", context=LONG, answer="A deposit is returned within 21 days.")
-    judge, _ = build_judge(llm(llm_server, "direct", "context_window=300"))
+    judge, _ = build_judge(llm(llm_server, "direct", "context_window=1000"))
     result = run(judge, example)
     assert not llm_server.requests
     assert result.verdict.label == "abstain" and result.verdict.abstain_reason.startswith("context_too_long")
+    # the same window holds the prompt built from the two best 40-word windows (~350 tokens), not the ~3,500 of all
+    chunked, _ = build_judge(llm(llm_server, "direct", "context_window=1000,evidence=chunks,chunk_words=40,top_k=2,"
+                                                       "ranker=tfidf"))
+    assert run(chunked, example).verdict.label == "grounded" and len(llm_server.requests) == 1
 
 
 # --- the cascade's LLM band and later stages
@@ -178,6 +189,9 @@ def test_cascade_escalates_on_the_llm_probability_to_a_third_stage(llm_server):
     assert len(good.stages) == 2 and good.verdict.path.startswith("llm:")      # the LLM was sure: stop there
     assert len(half.stages) == 3                                                 # in the band: on to the chain
     assert [c.template for c in half.calls][-1] == "claim_yesno"
+    records = [ResultRecord(judge="cascade", example=e, result=r) for e, r in ((GOOD, good), (HALF, half))]
+    summary = cascade_summary(records)
+    assert summary["escalation_rate"] == 1.0 and summary["stage_reach"] == [1.0, 1.0, 0.5]
     with pytest.raises(Exception, match="then_bands"):
         build_judge("cascade:then=[quip]")
 

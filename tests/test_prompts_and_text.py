@@ -12,10 +12,10 @@ from groundjudge.text import normalize, sentence_spans, sentences
 # A prompt change must be a visible diff: update these hashes in the same commit as the template.
 PINNED = {
     "claim_yesno": "3c27a6a613733395", "claims_extract": "642c9a981055ff3e", "claims_verify": "611948229a75d448",
-    "direct": "c73903576a7bbafc", "direct_yesno": "6a0bf46baee3419a", "error_types_classify": "414fe8ad47d97ff8",
-    "facts_extract": "8b1cd34a3753662f", "lynx": "fe5afb0324bdfb92", "selfcheck_compare": "d3bc86fc4ad5ec9e",
-    "selfcheck_sample": "6e6e420d3fe1be9d", "triplets_check": "223c0d15567c03d7",
-    "triplets_extract": "0ad39906da71d8f4",
+    "direct": "c73903576a7bbafc", "direct_yesno": "6a0bf46baee3419a", "error_types_classify": "199bacaeea200a24",
+    "facts_extract": "8b1cd34a3753662f", "lynx": "fe5afb0324bdfb92", "selfcheck_compare": "c89da09f13c626ef",
+    "selfcheck_sample": "45c0dc88531fedd9", "triplets_check": "357f0903324b47dd",
+    "triplets_extract": "aa84546caf1c5d0a",
 }
 
 

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import ClassVar
+from typing import ClassVar, Literal
 
 from pydantic import BaseModel, Field, create_model
 
@@ -75,13 +75,26 @@ def taxonomy_names(spec: str) -> frozenset[str] | None:
         return None
 
 
+REASON_MAX_CHARS = 300
+"""Longest reason of one label (one sentence is asked for)."""
+
+
+@lru_cache(maxsize=64)
+def label_model(names: tuple[str, ...], n: int) -> type[BaseModel]:
+    """The ``error_types_classify`` reply for ``n`` claims: one label each, its type one of ``names``."""
+    entry = create_model("ErrorTypeLabel", claim=(int, Field(ge=1, le=n)), error_type=(Literal[names], ...),
+                         reason=(str, Field("", max_length=REASON_MAX_CHARS)))
+    return create_model("ErrorTypeLabels", labels=(list[entry], Field(min_length=n, max_length=n)))
+
+
 @register
 @dataclass(frozen=True)
 class ErrorTypesJudge(ClaimsJudge):
     """The claims chain, then each unsupported claim gets one error type of a taxonomy (default: six legal types)."""
 
     name: ClassVar[str] = "error_types"
-    TEMPLATES: ClassVar[tuple[str, ...]] = ("claims_extract", "facts_extract", "claims_verify", "error_types_classify")
+    TEMPLATES: ClassVar[tuple[str, ...]] = ("claims_extract", "facts_extract", "claims_verify", "claim_yesno",
+                                           "error_types_classify")
     taxonomy: str | None = None
 
     async def classify(self, example: Example, claims: tuple[ClaimVerdict, ...],
@@ -92,9 +105,7 @@ class ErrorTypesJudge(ClaimsJudge):
             return claims
         taxonomy = load_taxonomy(self.taxonomy)
         names = tuple(t.name for t in taxonomy)
-        entry = create_model("ErrorTypeLabel", claim=(int, Field(ge=1)), error_type=(str, ...), reason=(str, ""))
-        reply = create_model("ErrorTypeLabels", labels=(list[entry], Field(min_length=len(wrong),
-                                                                             max_length=len(wrong))))
+        reply = label_model(names, len(wrong))
         parsed = await self.ask(
             "error_types_classify",
             {"context": list(example.context), "question": example.question,
@@ -104,11 +115,8 @@ class ErrorTypesJudge(ClaimsJudge):
             return claims
         updated = list(claims)
         for label in parsed.labels:
-            if 1 <= label.claim <= len(wrong):
-                index = wrong[label.claim - 1]
-                kind = label.error_type if label.error_type in names else None
-                reason = updated[index].reason if kind else f"unknown error type {label.error_type!r}"
-                updated[index] = updated[index].model_copy(update={"error_type": kind, "reason": reason})
+            index = wrong[label.claim - 1]
+            updated[index] = updated[index].model_copy(update={"error_type": label.error_type})
         return tuple(updated)
 
     def expected_calls(self, example: Example) -> list[tuple[str, dict, int]]:

@@ -22,10 +22,14 @@ from groundjudge.text import sentence_spans
 from groundjudge.types import Claim, ClaimVerdict, Example, JudgeResult, LLMCall, Verdict
 
 
+ANSWER_MAX_CHARS = 1500
+"""Longest sampled answer ("a few sentences" are asked for; a grammar-constrained decoder stops a rambling one)."""
+
+
 class SampledAnswer(BaseModel):
     """Reply of ``selfcheck_sample``."""
 
-    answer: str
+    answer: str = Field(max_length=ANSWER_MAX_CHARS)
 
 
 class SentenceCheck(BaseModel):

@@ -146,12 +146,16 @@ def fallback_cascade(comparison: Comparison) -> list[dict[str, Any]]:
             local, change = c.get("local_balanced_accuracy"), c.get("balanced_accuracy_change")
             stats = comparison.judges[key]
             uncached = latency_without_cache(stats)
-            rows.append([comparison.labels[key], f"{c['escalation_rate']:.2f}", f"{c['cost_usd']:.4f}",
+            reach = c.get("stage_reach", [])
+            escalated = f"{c['escalation_rate']:.2f}" + (
+                f" (reach by stage {' / '.join(f'{r:.2f}' for r in reach)})" if len(reach) > 2 else "")
+            rows.append([comparison.labels[key], escalated, f"{c['cost_usd']:.4f}",
                          f"{c['cost_usd_all_llm_estimate']:.4f}", f"{c['cost_saved_usd_estimate']:.4f}",
                          "-" if local is None else f"{local:.3f}", "-" if change is None else f"{change:+.3f}",
                          f"{stats['latency_s']['mean']:.3g} / {uncached['mean']:.3g}"])
         out.append({"id": "cascades", "keys": cascades, "title": "Cascades",
-                    "note": "Escalated: share of answers the local judge sent on to the LLM judge. Latency: as "
+                    "note": "Escalated: share of answers the local judge sent on to the LLM judge (with more than two "
+                            "stages, the share that reached each stage). Latency: as "
                             "measured / had every LLM call been made (replies reused from the cache counted at "
                             "the latency of the call that produced them).",
                     "headers": ["judge", "escalated", "$ spent", "$ if all went to the LLM (est.)", "$ saved (est.)",

@@ -134,12 +134,15 @@ def error_type_summary(labelled: list[ResultRecord], taxonomy: frozenset[str] | 
 
 
 def cascade_summary(results: list[ResultRecord]) -> dict[str, Any]:
-    """Escalation rate, $ saved against sending everything to the LLM, and quality against the local judge."""
-    escalated = [r for r in results if len(r.result.stages) == 2]
+    """Escalation rate (answers that went past the first stage), the share reaching each stage, $ saved against
+    sending everything on, and quality against the local judge."""
+    escalated = [r for r in results if len(r.result.stages) >= 2]
     cost_escalated = sum(c.cost_usd for r in escalated for c in r.result.calls)
     per_escalated = cost_escalated / len(escalated) if escalated else 0.0
+    deepest = max((len(r.result.stages) for r in results), default=1)
     out: dict[str, Any] = {
         "escalation_rate": len(escalated) / len(results),
+        "stage_reach": [sum(len(r.result.stages) > i for r in results) / len(results) for i in range(deepest)],
         "cost_usd": cost_escalated,
         "cost_usd_all_llm_estimate": per_escalated * len(results),
         "cost_saved_usd_estimate": per_escalated * (len(results) - len(escalated)),

@@ -81,12 +81,12 @@ def answer(request: Request) -> dict:
             words = s.rstrip(".").split()
             triplets.append([" ".join(words[:2]), " ".join(words[2:3]), " ".join(words[3:]) or "-"])
         return {"triplets": triplets}
-    if "check knowledge triplets" in text:
+    if "check statements against reference documents" in text:
         checks = []
-        for index, line in enumerate(numbered(found["triplets"][0]), start=1):
+        for index, line in enumerate(numbered(found["statements"][0]), start=1):
             claim = line.strip("()").replace(" | ", " ")
             ok = supported(claim, documents)
-            checks.append({"triplet": index, "verdict": "entailment" if ok else "contradiction",
+            checks.append({"statement": index, "verdict": "supported" if ok else "contradicted",
                            "evidence": claim if ok else ""})
         return {"checks": checks}
     if "answer questions using only the documents" in text:
