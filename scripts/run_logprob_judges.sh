@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Token-probability judges on the answers of results/llm (issue 21): the direct yes/no prompt scored by
-# P(yes) / (P(yes) + P(no)) of the first answer token, with the local Qwen2.5-Coder-1.5B (scripts/local_llm.sh).
+# P(yes) / (P(yes) + P(no)) of the first answer token (KIND=direct, the default), or the claims chain with one yes/no
+# call per claim against the documents, the answer scored by its weakest claim (KIND=claims), with the local
+# Qwen2.5-Coder-1.5B (scripts/local_llm.sh).
 #
 #   bash scripts/run_logprob_judges.sh [OUT_DIR]     (~5-40 s per answer on 2 cores)
 #
@@ -22,17 +24,19 @@ PORT=$PORT bash scripts/local_llm.sh start
 LLM="model=openai/qwen,api_base=http://127.0.0.1:$PORT/v1,timeout=900,max_attempts=2,concurrency=1"
 source scripts/datasets.sh
 export GROUNDJUDGE_CACHE_DIR=${GROUNDJUDGE_CACHE_DIR:-runs/llm/cache}
+KIND=${KIND:-direct}
 for name in ${SETS:-nli_unseen summedits contractnli}; do
-  judge="direct:$LLM,score=logprobs"
+  judge="$KIND:$LLM,score=logprobs"
+  [ "$KIND" = claims ] && judge="$judge,against=context"
   [ "$name" = contractnli ] && judge="$judge,evidence=chunks"
-  run="runs/llm/$name/direct_logprobs"
+  run="runs/llm/$name/${KIND}_logprobs"
   # shellcheck disable=SC2086
   timeout "$BUDGET_S" $GJ run ${DATA[$name]} --judge "$judge" --dev-fraction 0.6 --split test --sample "$N" \
       --seed 0 --calibrate-sample "$CAL" --concurrency 1 --out "$run" --resume --quiet || [ $? = 124 ]
   [ -f "$run/records.jsonl" ] || continue
   $GJ summarize "$run" >/dev/null
-  mkdir -p "$OUT/$name/direct_logprobs"
-  gzip -9 -c "$run/records.jsonl" > "$OUT/$name/direct_logprobs/records.jsonl.gz"
-  [ -f "$run/calibration.jsonl" ] && gzip -9 -c "$run/calibration.jsonl" > "$OUT/$name/direct_logprobs/calibration.jsonl.gz"
-  cp "$run/summary.json" "$OUT/$name/direct_logprobs/"
+  mkdir -p "$OUT/$name/${KIND}_logprobs"
+  gzip -9 -c "$run/records.jsonl" > "$OUT/$name/${KIND}_logprobs/records.jsonl.gz"
+  [ -f "$run/calibration.jsonl" ] && gzip -9 -c "$run/calibration.jsonl" > "$OUT/$name/${KIND}_logprobs/calibration.jsonl.gz"
+  cp "$run/summary.json" "$OUT/$name/${KIND}_logprobs/"
 done
