@@ -27,6 +27,17 @@ both (claims scored some one way, some the other)."""
 Split = Literal["train", "dev", "test"]
 """Data split an example belongs to."""
 
+InjectionStyle = Literal["reviewer_note", "system_line", "closing_tag", "verdict_object", "rubric_claim",
+                         "foreign_instruction", "encoded_instruction", "addresses_judge"]
+"""The forms of text that addresses the judge instead of the reader: a reviewer's or grader's note, a fake system /
+tool / role line, a tag that closes the data block, a ready-made verdict object, a claim about the grading rubric,
+an instruction in another language, an encoded (base64, hex, rot13, ...) instruction, or any other sentence that
+speaks to the evaluator."""
+
+InjectionAction = Literal["flag", "strip", "abstain", "route"]
+"""What an LLM judge does with an answer suspected of injection: judge it and flag the verdict, judge the answer with
+the suspect spans cut out (and flag), abstain with the reason, or hand it to a local judge."""
+
 
 class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -87,6 +98,19 @@ class Evidence(_Frozen):
     end: int | None = Field(default=None, description="End offset in that document, if located.")
 
 
+class InjectionFinding(_Frozen):
+    """A span of judged text that addresses the judge or the grading, as a detector found it."""
+
+    field: Literal["answer", "question", "context"] = Field(description="Which judged text it is in.")
+    doc_index: int | None = Field(default=None, ge=0, description="For the context: which document.")
+    style: InjectionStyle
+    start: int = Field(ge=0, description="Start offset in that text.")
+    end: int = Field(ge=0, description="End offset in that text.")
+    text: str = Field(description="The span as found (for an encoded one, its decoded text follows in ``decoded``).")
+    decoded: str | None = Field(default=None, description="An encoded instruction's decoded text.")
+    detector: str = Field(description="What found it, e.g. 'rules:reviewer_note' or 'embedding:0.71'.")
+
+
 class ClaimVerdict(_Frozen):
     """The verdict on one claim."""
 
@@ -115,6 +139,11 @@ class Verdict(_Frozen):
     chunks: tuple[Evidence, ...] = Field(default=(), description=(
         "evidence=chunks: the document windows the judge read (for a claims chain, on each claim)."))
     abstain_reason: str | None = Field(default=None, description="Why the judge abstained (only when label is abstain).")
+    suspected_injection: tuple[InjectionFinding, ...] = Field(default=(), description=(
+        "Spans of the answer, question or documents that address the judge (see ``groundjudge.security``); the "
+        "judge's on_injection setting says what it did about them."))
+    injection_action: InjectionAction | None = Field(default=None, description=(
+        "What the judge did with a suspected injection (None when nothing was found)."))
     path: str = Field(description="What produced this verdict, e.g. 'local:quip' or 'llm:gpt-4o-mini'.")
 
     @field_validator("abstain_reason")

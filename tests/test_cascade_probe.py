@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 
@@ -28,7 +29,8 @@ def test_probe_judges_dev_answers_inside_the_band_with_the_llm(llm_server, tmp_p
     assert spec == "quip:n=8" and int(n) == min(4, len(dev)) == len(llm_server.requests)
     # the scripted oracle is always right; the probed answers are the ones the server was asked about
     assert int(llm_right) == int(n) and 0 <= int(local_right) <= int(n) and 0 < float(p) <= 1
-    asked = {q.text.split("<answer>\n")[1].split("\n</answer>")[0] for q in llm_server.requests}
+    asked = {re.search(r'<answer boundary="\w+">\n(.*?)\n</answer boundary=', q.text, re.S).group(1)
+             for q in llm_server.requests}
     assert len(asked) == int(n) and asked <= {r.example.answer for r in dev}
     assert "escalating them" in result.stderr
     probed = read_records(find_records(tmp_path / "probe", "records.jsonl")).results     # a run like any other

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -114,7 +115,8 @@ def test_missing_verdict_for_a_claim_is_a_parse_failure_not_supported(llm_server
 ])
 def test_failed_facts_extraction_is_not_trusted(llm_server, facts, verified_against):
     judge, _ = build_judge(llm(llm_server, "claims"), service=LLMService())
-    verdict = json.dumps({"verdicts": [{"claim": 1, "verdict": "supported", "evidence": "", "reason": ""}]})
+    verdict = json.dumps({"verdicts": [{"claim": 1, "verdict": "supported", "reason": "",
+                                        "evidence": "Rent of 100 crowns is due on day 1 of each month."}]})
     llm_server.push(Reply(content=json.dumps({"claims": ["Rent is due on day 1."]})),
                     Reply(content=json.dumps({"facts": facts})), Reply(content=verdict))
     context = "Clause 0. Rent of 100 crowns is due on day 1 of each month. A late fee of 2 percent applies after day 5."
@@ -122,9 +124,9 @@ def test_failed_facts_extraction_is_not_trusted(llm_server, facts, verified_agai
     assert result.verdict.label == "grounded" and len(result.calls) == 3
     prompt = llm_server.requests[-1].text
     if verified_against == "facts":
-        assert "<evidence>" in prompt and facts[1] in prompt and "<document_1>" not in prompt
+        assert "<evidence boundary=" in prompt and facts[1] in prompt and "<document_1 boundary=" not in prompt
     else:
-        assert "<evidence>" not in prompt and "<fact_1>" not in prompt and context in prompt
+        assert "<evidence boundary=" not in prompt and "‹fact_1›" not in prompt and context in prompt
 
 
 def test_unparsable_facts_reply_falls_back_to_the_documents(llm_server):
@@ -218,8 +220,8 @@ def test_objectless_triplets_are_checked_and_subjectless_ones_dropped(llm_server
     assert result.verdict.label == "grounded" and [c.claim.text for c in result.verdict.claims] == [
         "Rent | is due on | day 1", "Rent | is payable", "Rent | is owed"]
     prompt = llm_server.requests[-1].text
-    assert "<statements>\n1. (Rent | is due on | day 1)\n2. (Rent | is payable)\n3. (Rent | is owed)\n</statements>" \
-        in prompt
+    assert re.search(r'<statements boundary="(\w+)">\n1\. \(Rent \| is due on \| day 1\)\n2\. \(Rent \| is payable\)\n'
+                     r'3\. \(Rent \| is owed\)\n</statements boundary="\1">', prompt)
     empty = asyncio.run(judge.judge(Example(id="f", context=[context], answer="It is.")))
     assert empty.verdict.abstain_reason == "no_claims" and len(empty.calls) == 1
 

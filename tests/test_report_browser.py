@@ -162,3 +162,45 @@ def test_report_page_in_a_browser(browser, report):
     browser.execute_script("window.scrollTo(0, 0)")
     browser.save_screenshot(str(ARTIFACTS / "report.png"))
     assert not [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
+
+
+def test_suspected_injections_are_marked_in_a_browser(browser, tmp_path):
+    """Findings of an attack battery: the spans marked in question, document and answer (as text), the badges,
+    the filter, and the injection tables."""
+    from selenium.webdriver.common.by import By
+    from test_injection_report import HOSTILE_NOTE, JUDGE, hostile_battery, write_run
+
+    run = write_run(tmp_path / "battery", hostile_battery())
+    cli("report", str(run))
+    browser.get((run / "report" / "report.html").as_uri())
+    find, find_all = browser.find_element, browser.find_elements
+    assert not [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
+    assert find_all(By.ID, "table-injection-flags") and find_all(By.ID, "table-injection-attacks")
+
+    assert len(find_all(By.CSS_SELECTOR, "#list .item")) == 2
+    find(By.ID, "f-inj").click()                   # only the flagged example is left
+    items = find_all(By.CSS_SELECTOR, "#list .item")
+    assert [i.get_attribute("data-id") for i in items] == ["s0~rubric_claim"]
+    assert items[0].find_element(By.CSS_SELECTOR, ".inj-badge").text == "⚠"
+    items[0].click()
+    detail = find(By.ID, "detail")
+    assert detail.find_element(By.CSS_SELECTOR, ".ex-head .inj-badge").text == "⚠ injection suspected (strip)"
+    answer = detail.find_element(By.CSS_SELECTOR, ".answer-text")
+    marks = {m.text: m.get_attribute("title") for m in answer.find_elements(By.CSS_SELECTOR, "mark.inj")}
+    assert marks[HOSTILE_NOTE] == "rubric_claim · rules:rubric_claim"
+    encoded = "encoded_instruction · rules:encoded_instruction\ndecoded: ignore"
+    assert any(t.startswith(encoded) for t in marks.values())
+    question = detail.find_element(By.CSS_SELECTOR, ".text.question mark.inj")
+    assert question.text == "Ignore!" and question.get_attribute("title").startswith("addresses_judge · ")
+    assert detail.find_element(By.CSS_SELECTOR, ".text.doc mark.inj").text == "Clause"
+    colour = browser.execute_script("return getComputedStyle(arguments[0]).backgroundColor", question)
+    assert colour not in ("rgba(0, 0, 0, 0)", "transparent")
+    verdict = detail.find_element(By.CSS_SELECTOR, f'.verdict[data-judge="{JUDGE}"]')
+    assert "⚠ injection suspected (strip)" in verdict.text and len(verdict.find_elements(By.CSS_SELECTOR,
+                                                                                           ".inj-list li")) == 4
+    # the flagged span is an HTML injection attempt: it stays text
+    assert not find_all(By.CSS_SELECTOR, "#detail img, #list img")
+    assert browser.execute_script("return window.__inj === undefined")
+    ARTIFACTS.mkdir(exist_ok=True)
+    browser.execute_script("document.getElementById('explorer-section').scrollIntoView()")
+    browser.save_screenshot(str(ARTIFACTS / "report_injection.png"))

@@ -11,6 +11,14 @@ under ``min_fact_coverage`` of the documents' content words) are not trusted: th
 claims are then verified against the documents, as the call's prompt records.
 An answer with no checkable claim abstains with ``no_claims`` — it is never scored 1.
 
+Claims come only from the answer's content: spans that address the judge (see
+``groundjudge.security``) are cut before extraction. With ``quote_check`` (the
+default) a claim the model calls supported counts as supported only when its
+evidence quote is found in the documents (or the facts extracted from them); a
+missing or invented quote makes it unverifiable (reason ``quote_not_found``), so an
+answer cannot supply its own proof. The yes/no probability mode asks for no quote
+and is not quote-checked.
+
 With ``score=logprobs`` (or ``auto``) each claim is asked on its own with the yes/no
 prompt ``claim_yesno`` and scored P(supported) from the first token's
 log-probabilities; the answer's score is the weakest claim's (``aggregate``: min,
@@ -31,6 +39,7 @@ from pydantic import BaseModel, Field, create_model
 
 from groundjudge.judges import register
 from groundjudge.judges.direct import bounded_text
+from groundjudge.judges import injection_guard as guard
 from groundjudge.judges.evidence_chunks import EvidenceMode, top_chunks, union_chunks
 from groundjudge.judges.llm_judge import LLMJudgeSettings, abstain, provider_abstention
 from groundjudge.judges.llm_scoring import NO_LOGPROBS, Aggregation, ScoreMode, aggregate, asks_logprobs, combined_source
@@ -84,6 +93,34 @@ def locate_evidence(quote: str, context: tuple[str, ...]) -> Evidence | None:
         if start >= 0:
             return Evidence(text=doc[start:start + len(quote)], doc_index=index, start=start, end=start + len(quote))
     return Evidence(text=quote)
+
+
+QUOTE_NOT_FOUND = "quote_not_found"
+"""Reason prefix of a claim the model called supported whose quote is not in the evidence."""
+
+QUOTE_WORD_SHARE = 0.8
+"""A quote not found verbatim still counts as found when this share of its words (and at least 3) lie in one
+sentence of the evidence: a model's light paraphrase or changed punctuation, not an invented quote."""
+
+
+def quote_found(quote: str, sources: list[str]) -> bool:
+    """Whether a quoted span is in the sources: verbatim after normalisation (case, accents, punctuation,
+    whitespace), or as ``QUOTE_WORD_SHARE`` of its words within one sentence."""
+    wanted = normalize(quote)
+    if not wanted:
+        return False
+    for source in sources:
+        if wanted in normalize(source):
+            return True
+    words = wanted.split()
+    if len(words) < 3:
+        return False
+    for source in sources:
+        for sentence in sentences(source) or [source]:
+            have = set(normalize(sentence).split())
+            if sum(w in have for w in words) >= QUOTE_WORD_SHARE * len(words):
+                return True
+    return False
 
 
 PLACEHOLDER = re.compile(r"\s*(?:<[^<>]*>|\[[^\[\]]*\]|\.\.\.|…)?\s*")
@@ -176,9 +213,13 @@ class ClaimsJudge(LLMJudgeSettings):
     min_fact_coverage: float = 0.3
     """Facts carrying a smaller share of the documents' content words are a failed extraction: verify against the
     documents instead."""
+    quote_check: bool = True
+    """A claim called supported counts as supported only when its evidence quote is found in the documents (or the
+    facts); otherwise it is unverifiable with reason ``quote_not_found``."""
     _facts: FactMemo = field(default_factory=FactMemo, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         if self.threshold is None:
             object.__setattr__(self, "threshold", 1.0 if self.score == "verbalised" else 0.5)
 
@@ -188,9 +229,12 @@ class ClaimsJudge(LLMJudgeSettings):
         return self.against == "facts" and self.evidence == "full"
 
     async def extract_claims(self, example: Example, calls: list[LLMCall]) -> list[str] | None:
-        """The answer's atomic claims (None on a parse failure), without the reply example's placeholders."""
-        parsed = await self.ask("claims_extract",
-                                         {"question": example.question, "answer": example.answer}, ClaimList, calls)
+        """The answer's atomic claims (None on a parse failure), without the reply example's placeholders, taken
+        from the answer's content only (spans that address the judge cut out)."""
+        content = guard.answer_content(example, guard.screen(example, self.injection_detectors))
+        if not content.strip():
+            return []
+        parsed = await self.ask("claims_extract", {"question": example.question, "answer": content}, ClaimList, calls)
         return None if parsed is None else [c.strip() for c in parsed.claims if not is_placeholder(c)]
 
     async def extract_facts(self, example: Example, calls: list[LLMCall]) -> list[str] | None:
@@ -250,12 +294,23 @@ class ClaimsJudge(LLMJudgeSettings):
             return "parse_failure"
         verdicts = []
         for text, check, read in zip(claims, checks, chunks):
+            label, reason = self.checked_label(check, context, facts)
             evidence = locate_evidence(check.evidence, example.context) if check.verdict != "unverifiable" else None
-            verdicts.append(ClaimVerdict(claim=self.claim_of(text, example), label=check.verdict, evidence=evidence,
-                                         reason=check.reason, score_source="verbalised", chunks=tuple(read),
+            verdicts.append(ClaimVerdict(claim=self.claim_of(text, example), label=label, evidence=evidence,
+                                         reason=reason, score_source="verbalised", chunks=tuple(read),
                                          score={"supported": 1.0, "unverifiable": self.partial_credit}.get(
-                                             check.verdict, 0.0)))
+                                             label, 0.0)))
         return tuple(verdicts)
+
+    def checked_label(self, check: ClaimCheck, context: list[str], facts: list[str] | None) -> tuple[str, str]:
+        """The claim's label and reason after the quote check: "supported" stands only with a quote found in
+        the documents read (or the facts); otherwise the claim is unverifiable."""
+        if check.verdict != "supported" or not self.quote_check:
+            return check.verdict, check.reason
+        if quote_found(check.evidence, context + (facts or [])):
+            return check.verdict, check.reason
+        said = f"quote {check.evidence[:120]!r} is not in the evidence" if check.evidence.strip() else "no quote given"
+        return "unverifiable", f"{QUOTE_NOT_FOUND}: {said} (the model said supported: {check.reason})"[:600]
 
     def claim_of(self, text: str, example: Example) -> Claim:
         """A claim with its span in the answer and its weight."""
@@ -312,7 +367,7 @@ class ClaimsJudge(LLMJudgeSettings):
         calls.append(("claims_verify", {"claims": claims, "facts": facts, "context": context}, 60 * len(claims)))
         return calls
 
-    async def judge(self, example: Example) -> JudgeResult:
+    async def assess(self, example: Example) -> JudgeResult:
         """Run the chain and decide with the threshold on the supported share."""
         calls: list[LLMCall] = []
         try:

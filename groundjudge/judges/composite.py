@@ -34,7 +34,7 @@ def build_inner(inner: InnerJudge, service: Any) -> Any:
 def judge_parts(judge: Any) -> list[Any]:
     """A judge and every judge inside it (a fallback's or a cascade's inner judges), depth first."""
     parts = [judge]
-    for attr in ("_primary", "_secondary", "_local", "_llm"):
+    for attr in ("_primary", "_secondary", "_local", "_llm", "_route"):
         inner = getattr(judge, attr, None)
         if inner is not None:
             parts += judge_parts(inner)

@@ -75,6 +75,7 @@ class DirectJudge(LLMJudgeSettings):
     """How chunks are ranked against the answer's sentences (as the nli judge ranks windows)."""
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         if self.template is None:
             object.__setattr__(self, "template", "direct" if self.score == "verbalised" else "direct_yesno")
         if self.threshold is None and self.score != "verbalised":
@@ -103,7 +104,7 @@ class DirectJudge(LLMJudgeSettings):
         variables = {"question": example.question, "context": context, "answer": example.answer}
         return [(self.template, variables, 1 if self.score != "verbalised" else 120)]
 
-    async def judge(self, example: Example) -> JudgeResult:
+    async def assess(self, example: Example) -> JudgeResult:
         """Ask once; the model's verdict (or P(yes) against the threshold) is the label."""
         calls: list[LLMCall] = []
         context, chunks = self.evidence_for(example)

@@ -126,9 +126,9 @@ class ErrorTypesJudge(ClaimsJudge):
                                              "claims": [example.answer], "taxonomy": taxonomy}, 60)
         return super().expected_calls(example) + [classify]
 
-    async def judge(self, example: Example) -> JudgeResult:
+    async def assess(self, example: Example) -> JudgeResult:
         """Judge with the claims chain, then type the unsupported claims."""
-        result = await super().judge(example)
+        result = await super().assess(example)
         if not result.verdict.claims:
             return result
         calls = list(result.calls)

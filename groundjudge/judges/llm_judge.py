@@ -1,16 +1,26 @@
-"""What every LLM judge shares: its model settings, the run's LLM service, and abstaining on failure."""
+"""What every LLM judge shares: its model settings, the run's LLM service, abstaining on failure, and the screen
+for text that addresses the judge (``on_injection``; see ``groundjudge.judges.injection_guard``).
+
+A judge kind implements ``assess(example)``; ``judge(example)`` screens the example first and applies the
+``on_injection`` policy around it."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Annotated, Any, ClassVar
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, Field
 
 from groundjudge.llm import LLMService, LLMSettings, ProviderError
 from groundjudge.llm.templates import PromptLibrary, prompt_library
 from groundjudge.llm.token_scores import TokenScore
-from groundjudge.types import ClaimVerdict, Example, JudgeResult, LLMCall, Verdict
+from groundjudge.judges import SpecError
+from groundjudge.judges import injection_guard as guard
+from groundjudge.judges.composite import InnerJudge, build_inner
+from groundjudge.types import ClaimVerdict, Example, InjectionAction, JudgeResult, LLMCall, Verdict
+
+InjectionDetector = Literal["rules", "embedding"]
+"""Detectors of text that addresses the judge: the rule set, and the sentence-embedding check (all-MiniLM-L6-v2)."""
 
 _DEFAULT_SERVICE: LLMService | None = None
 
@@ -38,7 +48,39 @@ class LLMJudgeSettings(LLMSettings):
     repeats: Annotated[int, Field(ge=1, le=100)] = 1
     """Judge every answer this many times (each repeat its own cached calls); the majority verdict is scored and
     the flip rate and Fleiss' kappa say how stable the verdicts are."""
+    on_injection: InjectionAction = "flag"
+    """What to do with an answer (question, document) that addresses the judge: ``flag`` judges it and marks the
+    verdict, ``strip`` judges it with the suspect spans cut out, ``abstain`` makes no call, ``route`` hands it to
+    the local judge ``route_to``. Findings are on the verdict in every case."""
+    route_to: InnerJudge | None = None
+    """The local judge for ``on_injection=route`` (e.g. ``nli`` or ``quip``)."""
+    injection_detectors: tuple[InjectionDetector, ...] = ("rules",)
+    """Which detectors screen the texts: ``rules`` (fast, precise), plus ``embedding`` (a sentence-embedding check
+    that catches paraphrases the rules miss; loads all-MiniLM-L6-v2)."""
     service: LLMService | None = field(default=None, compare=False, repr=False, metadata={"runtime": True})
+
+    def __post_init__(self) -> None:
+        if (self.on_injection == "route") != (self.route_to is not None):
+            raise SpecError("on_injection=route needs route_to (a local judge, e.g. route_to=nli), and route_to is "
+                            "only used with on_injection=route")
+        route = build_inner(self.route_to, self.service) if self.route_to is not None else None
+        object.__setattr__(self, "_route", route)
+
+    async def assess(self, example: Example) -> JudgeResult:
+        """Judge one example (what each kind of LLM judge implements)."""
+        raise NotImplementedError
+
+    async def judge(self, example: Example) -> JudgeResult:
+        """Screen the example for text that addresses the judge, then judge it as ``on_injection`` says."""
+        findings = guard.screen(example, self.injection_detectors)
+        if not findings:
+            return await self.assess(example)
+        if self.on_injection == "abstain":
+            return guard.abstention(example, findings, self.path)
+        if self.on_injection == "route":
+            return guard.routed(await self._route.judge(example), findings, self.path)
+        target = guard.stripped(example, findings) if self.on_injection == "strip" else example
+        return guard.flagged(await self.assess(target), findings, self.on_injection)
 
     def template_names(self) -> tuple[str, ...]:
         """The prompts this judge renders with its settings."""

@@ -78,7 +78,7 @@ class SelfCheckJudge(LLMJudgeSettings):
         compare = ("selfcheck_compare", {"sample": example.answer, "sentences": sentences}, 15 * len(sentences))
         return [sample, compare] * self.samples
 
-    async def judge(self, example: Example) -> JudgeResult:
+    async def assess(self, example: Example) -> JudgeResult:
         """Sample, compare, and score by the least consistent sentence."""
         calls: list[LLMCall] = []
         if not example.question:

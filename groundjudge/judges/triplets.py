@@ -122,7 +122,7 @@ class TripletsJudge(LLMJudgeSettings):
         return [("triplets_extract", {"question": example.question, "answer": example.answer}, 20 * n),
                 ("triplets_check", {"context": list(example.context), "triplets": triplets}, 30 * n)]
 
-    async def judge(self, example: Example) -> JudgeResult:
+    async def assess(self, example: Example) -> JudgeResult:
         """Extract and check the triplets, then aggregate."""
         calls: list[LLMCall] = []
         try:

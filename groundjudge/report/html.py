@@ -19,7 +19,7 @@ from typing import Any
 from groundjudge.report.compare import Comparison, example_key, leaderboard, leaderboard_columns, ranked
 from groundjudge.report.markdown import HOW_TO_READ, extra_tables
 from groundjudge.report.variants import VARIANT_HEADERS, VARIANTS_NOTE, disagreements, template_diffs, variant_rows
-from groundjudge.types import Example, ResultRecord
+from groundjudge.types import Example, InjectionFinding, ResultRecord, Verdict
 
 PLOT_CAPTIONS = {
     "quality_vs_latency": "Quality against median latency per response (log scale); circled judges are on the "
@@ -65,6 +65,28 @@ def _content(message: Any) -> str:
     return message if isinstance(message, str) else json.dumps(message, ensure_ascii=False, indent=1)
 
 
+def _finding_text(example: Example, finding: InjectionFinding) -> tuple[str, int | None]:
+    """The judged text a finding is in (answer, question or one document) and that document's index."""
+    if finding.field == "answer":
+        return example.answer, None
+    if finding.field == "question":
+        return example.question or "", None
+    doc = finding.doc_index if finding.doc_index is not None and finding.doc_index < len(example.context) else 0
+    return example.context[doc], doc
+
+
+def _findings(verdict: Verdict, example: Example) -> list[dict[str, Any]]:
+    """A verdict's suspected injections for the page: where each is (offsets as recorded when valid, else where
+    its text occurs verbatim, else None), its style, text, decoded text and detector."""
+    out = []
+    for f in verdict.suspected_injection:
+        text, doc = _finding_text(example, f)
+        start, end = _locate(text, f.start, f.end, f.text)
+        out.append({"field": f.field, "doc": doc, "start": start, "end": end, "style": f.style, "text": f.text,
+                    "decoded": f.decoded, "detector": f.detector})
+    return out
+
+
 def _verdict(record: ResultRecord, strings: _Strings) -> dict[str, Any]:
     verdict, result, example = record.result.verdict, record.result, record.example
     claims = []
@@ -83,6 +105,7 @@ def _verdict(record: ResultRecord, strings: _Strings) -> dict[str, Any]:
         "label": verdict.label, "score": verdict.score, "threshold": verdict.threshold, "path": verdict.path,
         "abstain_reason": verdict.abstain_reason, "latency_s": result.latency_s, "queue_s": result.queue_s,
         "cost_usd": sum(c.cost_usd for c in result.calls), "claims": claims,
+        "injection": _findings(verdict, example), "injection_action": verdict.injection_action,
         "stages": [{"label": s.label, "path": s.path, "score": s.score, "abstain_reason": s.abstain_reason}
                    for s in result.stages],
         "calls": [{"template": c.template, "model": c.model, "input_tokens": c.input_tokens,
@@ -245,13 +268,15 @@ __PLOTS__
 <label class="chip"><input type="checkbox" id="f-disagree" checked> judges disagree</label>
 <label class="chip"><input type="checkbox" id="f-wrong"> a wrong verdict</label>
 <label class="chip"><input type="checkbox" id="f-abstain"> an abstention</label>
+<label class="chip"><input type="checkbox" id="f-inj"> injection suspected</label>
 <label>gold error type <select id="f-type"><option value="">any</option></select></label>
 <label>judge <select id="f-judge"><option value="">any</option></select></label>
 <label><input type="search" id="f-search" placeholder="search id or text"></label>
 <span id="count" class="count"></span></div>
 <p id="cap" class="note"></p>
 <p class="list-legend">Each example shows its gold label and every judge's verdict (#rank, G grounded, U ungrounded,
-A abstained; dashed red: wrong). Click one to see its context, claims and LLM calls; ↑/↓ move through the list.</p>
+A abstained; dashed red: wrong; ⚠: a judge suspects a prompt injection). Click one to see its context, claims and
+LLM calls; ↑/↓ move through the list.</p>
 <div id="explorer"><div id="list" tabindex="0" aria-label="examples"></div>
 <div id="detail"><p class="empty">Choose an example on the left.</p></div></div>
 </section>

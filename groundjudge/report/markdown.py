@@ -1,5 +1,5 @@
 """report.md: the leaderboard, McNemar matrix, prompt variants, ranking by score, verdict stability, thresholds,
-error-type and cascade tables of a comparison."""
+error-type, cascade and prompt-injection tables of a comparison."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from groundjudge.report.compare import Comparison, format_cell, leaderboard, leaderboard_columns, ranked
+from groundjudge.report.injection import injection_tables
 from groundjudge.report.ranking import ranking_table
 from groundjudge.report.variants import (
     VARIANT_HEADERS,
@@ -211,7 +212,8 @@ def extra_tables(comparison: Comparison) -> list[dict[str, Any]]:
     """The tables after the leaderboard, the McNemar matrix and the prompt variants (ranking by score first), as
     data: id, title, note, headers, rows (and ``keys``, the judge of each row, where the first column names one)."""
     return [*ranking_table(comparison), *stability_table(comparison), thresholds(comparison),
-            *error_types(comparison), *fallback_cascade(comparison), *view_independence(comparison), judges(comparison)]
+            *error_types(comparison), *fallback_cascade(comparison), *view_independence(comparison),
+            *injection_tables(comparison), judges(comparison)]
 
 
 def _section(t: dict[str, Any], level: str = "##") -> list[str]:

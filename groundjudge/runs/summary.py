@@ -14,6 +14,7 @@ from groundjudge.metrics import (
     mcnemar_p,
     ranking_metrics,
 )
+from groundjudge.runs.injection import injection_summaries
 from groundjudge.runs.latency import latency_summary
 from groundjudge.runs.records import RunRecords
 from groundjudge.runs.stability import stability_summary
@@ -65,6 +66,7 @@ def _judge_summary(spec: str, results: list[ResultRecord], threshold: dict[str, 
     kind = judge.name if judge else spec.split(":")[0]
     if kind == "cascade" and results:
         summary["cascade"] = cascade_summary(labelled or results)
+    summary.update(injection_summaries(results))
     return summary
 
 

@@ -7,8 +7,59 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 
+class Rate(BaseModel):
+    """k of n, its share and the Wilson 95% interval (share and interval None when n is 0)."""
+
+    model_config = ConfigDict(extra="allow")
+    k: int
+    n: int
+    rate: float | None = None
+    ci95: list[float] | None = None
+
+
+class InjectionFlags(BaseModel):
+    """How often a judge flagged suspected prompt injections (``groundjudge.runs.injection.flagged_summary``)."""
+
+    model_config = ConfigDict(extra="allow")
+    flagged: Rate = Field(description="Verdicts with at least one finding, of all verdicts.")
+    findings: int = Field(default=0, description="Suspect spans found, in all.")
+    by_style: dict[str, int] = Field(default_factory=dict, description="Flagged verdicts per injection style.")
+    by_field: dict[str, int] = Field(default_factory=dict, description="Flagged verdicts per judged text.")
+    by_action: dict[str, int] = Field(default_factory=dict, description="Flagged verdicts per action taken.")
+    false_alarm: Rate = Field(description="Flagged share of the answers that are not attacks.")
+    on_attacks: Rate | None = Field(default=None, description="Flagged share of the attacked answers.")
+
+
+class AttackFigures(BaseModel):
+    """An attack battery's figures for one style or for all of them."""
+
+    model_config = ConfigDict(extra="allow")
+    n: int = Field(description="Attacked answers.")
+    flip: Rate = Field(description="Of the attacked answers whose plain copy was judged ungrounded: judged grounded.")
+    attacked_grounded: Rate
+    detected: Rate = Field(description="A finding overlaps the attack span.")
+    abstained: Rate
+    any_style_flip: Rate | None = Field(default=None, description="All styles only: sources flipped by any style.")
+
+
+class AttackBattery(BaseModel):
+    """A judge on an attack battery (``groundjudge.runs.injection.battery_summary``)."""
+
+    model_config = ConfigDict(extra="allow")
+    n_plain: int
+    n_attacked: int
+    n_sources: int
+    unpaired: int = 0
+    plain_grounded: Rate
+    plain_abstained: Rate
+    false_alarm: Rate = Field(description="Plain copies whose verdict was flagged.")
+    overall: AttackFigures = Field(description="Over every attack style.")
+    by_style: dict[str, AttackFigures] = Field(default_factory=dict)
+
+
 class JudgeSummary(BaseModel):
-    """One judge's figures: quality (with 95% CIs), abstentions, cost, tokens, latency, stability."""
+    """One judge's figures: quality (with 95% CIs), abstentions, cost, tokens, latency, stability, and suspected
+    prompt injections (with an attack battery's figures on such data)."""
 
     model_config = ConfigDict(extra="allow")
     n: int = Field(description="Labelled answers scored.")
@@ -27,6 +78,9 @@ class JudgeSummary(BaseModel):
     llm_calls_cached: int = 0
     latency_s: dict[str, float] = Field(default_factory=dict)
     stability: dict[str, Any] | None = Field(default=None, description="Flip rate and Fleiss' kappa (repeats=N).")
+    suspected_injection: InjectionFlags | None = Field(
+        default=None, description="Verdicts flagged for suspected prompt injection (when any is, or on a battery).")
+    attacks: AttackBattery | None = Field(default=None, description="Figures on an attack battery's data.")
 
 
 class VariantComparison(BaseModel):

@@ -16,7 +16,8 @@ import re
 from groundjudge.testing.scripted_server import Reply, Request
 from groundjudge.text import normalize, sentences
 
-_BLOCK = re.compile(r"<(?P<tag>[a-z_0-9]+)>\n(?P<body>.*?)\n</(?P=tag)>", re.DOTALL)
+_BLOCK = re.compile(r'<(?P<tag>[a-z_0-9]+)(?P<code> boundary="[A-Z2-7]+")?>\n(?P<body>.*?)\n</(?P=tag)(?P=code)>',
+                    re.DOTALL)
 _STOP = frozenset("a an the of to in on and or is are was were be by for with that this it as at from".split())
 
 
@@ -46,6 +47,11 @@ def supported(claim: str, evidence: str, share: float = 0.8) -> bool:
     return overlap(claim, evidence) >= share
 
 
+def best_quote(claim: str, evidence: str) -> str:
+    """The sentence of the evidence that shares most words with the claim: the quote a careful judge gives."""
+    return max(sentences(evidence) or [evidence], key=lambda s: overlap(claim, s))
+
+
 def _content(request: Request) -> str:
     messages = request.body.get("messages") or []
     return "\n".join(m.get("content", "") if isinstance(m.get("content"), str) else "" for m in messages)
@@ -66,7 +72,8 @@ def answer(request: Request) -> dict:
         for index, claim in enumerate(numbered(found["claims"][0]), start=1):
             ok = supported(claim, evidence)
             verdicts.append({"claim": index, "verdict": "supported" if ok else "contradicted",
-                             "evidence": claim if ok else "", "reason": "overlap" if ok else "not in evidence"})
+                             "evidence": best_quote(claim, evidence) if ok else "",
+                             "reason": "overlap" if ok else "not in evidence"})
         return {"verdicts": verdicts}
     if "meticulous fact-checker" in text:
         ok = all(supported(s, documents) for s in sentences(found["answer"][0]))

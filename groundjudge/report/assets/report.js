@@ -340,6 +340,31 @@
       " of them (--max-examples " + DATA.max_examples + "): disagreements first, then wrong verdicts, then abstentions, then the rest.";
   } else $("cap").remove();
 
+  // suspected prompt injections: the spans a judge found that address it, and what it did about them
+  const injOf = (v) => (v && v.injection) || [];
+  const hasInj = (ex) => Object.values(ex.verdicts).some((v) => injOf(v).length > 0);
+  if (!EX.some(hasInj)) $("f-inj").closest("label").style.display = "none";
+  function injBadge(actions, short) {
+    const what = [...new Set(actions.map((a) => a || "flag"))].join(" / ");
+    const b = el("span", short ? "⚠" : "⚠ injection suspected (" + what + ")", "inj-badge");
+    b.title = "injection suspected (" + what + ")";
+    return b;
+  }
+  function injBadgeOf(ex) {
+    const flagged = Object.values(ex.verdicts).filter((v) => injOf(v).length);
+    return flagged.length ? flagged.map((v) => v.injection_action) : null;
+  }
+  // spans of one judged text (field "answer" / "question", or "context" with its document) from every verdict
+  function injSpans(ex, keys, field, doc) {
+    const spans = [];
+    for (const k of keys) for (const f of injOf(ex.verdicts[k])) {
+      if (f.field !== field || f.start === null || (field === "context" && f.doc !== doc)) continue;
+      spans.push({ start: f.start, end: f.end, cls: "inj",
+        title: f.style + " · " + f.detector + (f.decoded ? "\ndecoded: " + f.decoded : "") });
+    }
+    return spans;
+  }
+
   if (JUDGES.length < 2) {                      // one judge: nothing can disagree
     $("f-disagree").checked = false;
     $("f-disagree").disabled = true;
@@ -354,6 +379,7 @@
         disagree: new Set(labels).size > 1,
         wrong: ex.label !== null && labels.some((l) => l !== ex.label),
         abstain: labels.includes("abstain"),
+        inj: hasInj(ex),
       };
     }
     const mine = ex.verdicts[only];
@@ -362,15 +388,16 @@
       disagree: keys.some((k) => k !== only && ex.verdicts[k].label !== mine.label),
       wrong: ex.label !== null && mine.label !== ex.label,
       abstain: mine.label === "abstain",
+      inj: injOf(mine).length > 0,
     };
   }
   function visible() {
-    const d = $("f-disagree").checked, w = $("f-wrong").checked, a = $("f-abstain").checked;
+    const d = $("f-disagree").checked, w = $("f-wrong").checked, a = $("f-abstain").checked, inj = $("f-inj").checked;
     const t = $("f-type").value, only = $("f-judge").value, q = $("f-search").value.trim().toLowerCase();
     return EX.filter((ex) => {
       const f = flags(ex, only);
       if (!f) return false;
-      if ((d && !f.disagree) || (w && !f.wrong) || (a && !f.abstain)) return false;
+      if ((d && !f.disagree) || (w && !f.wrong) || (a && !f.abstain) || (inj && !f.inj)) return false;
       if (t && !ex.error_types.includes(t)) return false;
       if (q && !(ex.id.toLowerCase().includes(q) || ex.answer.toLowerCase().includes(q) ||
                  (ex.question || "").toLowerCase().includes(q))) return false;
@@ -386,7 +413,8 @@
     const cuts = [...new Set([0, text.length].concat(ok.flatMap((s) => [s.start, s.end])))].filter((x) => x <= text.length).sort((x, y) => x - y);
     for (let i = 0; i + 1 < cuts.length; i++) {
       const a = cuts[i], b = cuts[i + 1], piece = text.slice(a, b);
-      const cover = ok.filter((s) => s.start <= a && s.end >= b);
+      const cover = ok.filter((s) => s.start <= a && s.end >= b)
+        .sort((x, y) => (y.cls === "inj") - (x.cls === "inj"));   // a suspected injection shows over the rest
       if (!cover.length) { box.appendChild(document.createTextNode(piece)); continue; }
       const kinds = new Set(cover.map((s) => s.cls));          // several judges on one piece: outlined
       const m = el("mark", piece, cover[0].cls + (kinds.size > 1 ? " multi" : ""));
@@ -417,6 +445,19 @@
     return det;
   }
 
+  function showFindings(found) {
+    const list = el("ul", null, "inj-list");
+    for (const f of found) {
+      const li = el("li");
+      const where = f.field === "context" ? "document " + (f.doc + 1) : f.field;
+      add(li, el("span", f.style, "tag inj-style"), " " + where + " · " + f.detector + ": ", el("q", f.text));
+      if (f.decoded) add(li, " → decoded: ", el("q", f.decoded));
+      if (f.start === null) add(li, el("span", " (not located in the text)", "kv"));
+      list.appendChild(li);
+    }
+    return list;
+  }
+
   function showVerdict(ex, key) {
     const v = ex.verdicts[key];
     const box = el("div", null, "verdict " + jcls(key));
@@ -431,7 +472,9 @@
     facts.push("path " + v.path, fmt(v.latency_s, 3) + " s" + (v.queue_s ? " (+ " + fmt(v.queue_s, 3) + " s queued)" : ""));
     if (v.cost_usd) facts.push("$" + fmt(v.cost_usd, 5));
     add(head, el("span", facts.join(" · "), "kv"));
+    if (injOf(v).length) add(head, injBadge([v.injection_action]));
     box.appendChild(head);
+    if (injOf(v).length) box.appendChild(showFindings(injOf(v)));
     if (v.claims.length) {
       const spans = v.claims.map((c) => ({ start: c.start, end: c.end, cls: "claim " + c.label,
         title: c.label + (c.reason ? ": " + c.reason : "") }));
@@ -477,9 +520,11 @@
     const meta = Object.entries(ex.meta).map(([k, v]) => k + ": " + v);
     if (ex.split) meta.unshift("split: " + ex.split);
     if (meta.length) head.appendChild(el("span", meta.join(" · "), "kv"));
+    const actions = injBadgeOf(ex);
+    if (actions) head.appendChild(injBadge(actions));
     d.appendChild(head);
-    if (ex.question) { d.appendChild(el("h4", "Question")); d.appendChild(el("div", ex.question, "text")); }
     const keys = JUDGES.map((j) => j.key).filter((k) => ex.verdicts[k]);
+    if (ex.question) { d.appendChild(el("h4", "Question")); d.appendChild(highlighted(ex.question, injSpans(ex, keys, "question"), "text question")); }
     d.appendChild(el("h4", "Context" + (ex.docs.length > 1 ? " (" + ex.docs.length + " documents)" : "")));
     const withEvidence = keys.filter((k) => ex.verdicts[k].claims.some((c) => c.evidence && c.evidence.start !== null));
     if (withEvidence.length) {
@@ -495,11 +540,17 @@
           spans.push({ start: c.evidence.start, end: c.evidence.end, cls: "ev " + jcls(k),
             title: judge(k).label + " — " + c.label + ": " + c.text });
       }
+      spans.push(...injSpans(ex, keys, "context", i));
       if (ex.docs.length > 1) d.appendChild(el("div", "Document " + (i + 1), "doc-title"));
       d.appendChild(highlighted(S[ref], spans, "text doc"));
     });
     d.appendChild(el("h4", "Answer"));
-    d.appendChild(el("div", ex.answer, "text"));
+    d.appendChild(highlighted(ex.answer, injSpans(ex, keys, "answer"), "text answer-text"));
+    if (actions) {
+      const l = el("div", null, "legend");
+      const s = el("span"); add(s, el("mark", "suspected injection", "inj"), "hover a mark for its style and detector");
+      l.appendChild(s); d.appendChild(l);
+    }
     const legend = el("div", null, "legend");
     for (const lab of ["supported", "contradicted", "unverifiable"]) { const s = el("span"); add(s, el("mark", lab, "claim " + lab)); legend.appendChild(s); }
     d.appendChild(el("h4", "Verdicts"));
@@ -538,6 +589,8 @@
       item.dataset.id = ex.id;
       const top = el("div", null, "top");
       add(top, el("span", ex.id, "id"), tag(ex.label));
+      const actions = injBadgeOf(ex);
+      if (actions) top.appendChild(injBadge(actions, true));
       const pills = el("div", null, "pills");
       for (const j of JUDGES) {
         const v = ex.verdicts[j.key];
@@ -555,7 +608,7 @@
     const again = shown.findIndex((ex) => ex.key === selected);
     select(again >= 0 ? again : 0);
   }
-  ["f-disagree", "f-wrong", "f-abstain", "f-type", "f-judge"].forEach((id) => $(id).addEventListener("change", render));
+  ["f-disagree", "f-wrong", "f-abstain", "f-inj", "f-type", "f-judge"].forEach((id) => $(id).addEventListener("change", render));
   $("f-search").addEventListener("input", render);
   $("list").addEventListener("keydown", (e) => {
     const i = shown.findIndex((ex) => ex.key === selected);
