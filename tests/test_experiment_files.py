@@ -46,11 +46,13 @@ def line_of(path: Path, snippet: str, occurrence: int = 1) -> int:
 
 
 def strict_prompts(folder: Path) -> Path:
-    """prompts/strict: the built-in claims_verify system prompt with its first line changed."""
+    """prompts/strict: the built-in claims_verify system prompt with its first line of text (after the import of
+    the shared macros) changed."""
     strict = folder / "prompts" / "strict"
     strict.mkdir(parents=True)
     lines = (PACKAGE_PROMPTS / "claims_verify.system.j2").read_text(encoding="utf-8").splitlines(keepends=True)
-    lines[0] = CHANGED_LINE + "\n"
+    first = 1 if lines[0].startswith("{% from") else 0
+    lines[first] = CHANGED_LINE + "\n"
     (strict / "claims_verify.system.j2").write_text("".join(lines), encoding="utf-8")
     return strict
 

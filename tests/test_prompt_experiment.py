@@ -20,7 +20,7 @@ import pytest
 import groundjudge
 from groundjudge.cli import main
 from groundjudge.runs.records import read_records
-from groundjudge.testing.oracle import answer, blocks, numbered
+from groundjudge.testing.oracle import answer, best_quote, blocks, numbered
 from groundjudge.testing.scripted_server import Reply, ScriptedLLMServer
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -45,7 +45,8 @@ class VariantModel:
             checklist = "detail by detail" in text
             self.kinds["verify:checklist" if checklist else "verify:legal_errors"] += 1
             found = blocks(text)
-            documents = " ".join(found.get("document", [])).lower()
+            original = " ".join(found.get("document", []))
+            documents = original.lower()
             verdicts = []
             for index, claim in enumerate(numbered(found["claims"][0]), start=1):
                 words = re.findall(r"[a-z0-9]+", claim.lower())
@@ -54,7 +55,8 @@ class VariantModel:
                 if not checklist and self.seen[key] > 1 and int(key, 16) % 3 == 0:
                     ok = not ok     # the repeat disagrees with the first reply
                 verdicts.append({"claim": index, "verdict": "supported" if ok else "contradicted",
-                                 "evidence": "", "reason": f"{share:.2f} of the words found"})
+                                 "evidence": best_quote(claim, original) if ok else "",
+                                 "reason": f"{share:.2f} of the words found"})
             return Reply(content=json.dumps({"verdicts": verdicts}))
         self.kinds["extract" if "atomic claims" in text else "verify:built-in"
                    if "You verify claims against evidence" in text else "other"] += 1
