@@ -14,7 +14,7 @@ from groundjudge.judges import build_judge
 from groundjudge.judges.claims import quote_found
 from groundjudge.judges.injection_guard import cut_spans
 from groundjudge.llm import LLMService
-from groundjudge.llm.boundary import boundary_marker, neutralise
+from groundjudge.llm.boundary import boundary_code, neutralise
 from groundjudge.llm.templates import PromptLibrary, TemplateError
 from groundjudge.runs.records import read_records
 from groundjudge.testing.scripted_server import Reply
@@ -43,12 +43,19 @@ def user_message(request) -> str:
 
 # --- the boundary --------------------------------------------------------------------------------------------------
 
-def test_the_boundary_differs_per_call_and_is_the_same_for_the_same_call():
-    a = boundary_marker("direct", {"answer": "x", "context": ["d"]})
-    assert a == boundary_marker("direct", {"context": ["d"], "answer": "x"})
-    assert a != boundary_marker("direct", {"answer": "y", "context": ["d"]})
-    assert a != boundary_marker("lynx", {"answer": "x", "context": ["d"]})
-    assert re.fullmatch(r"[A-Z2-7]{16}", a)
+def test_the_boundary_is_a_hash_of_the_blocks_own_text():
+    a = boundary_code("answer", "x")
+    assert a == boundary_code("answer", "x") and re.fullmatch(r"[A-Z2-7]{16}", a)
+    assert a != boundary_code("answer", "y") and a != boundary_code("question", "x")
+
+
+def test_a_documents_block_is_the_same_for_every_answer_so_prefixes_are_reused():
+    library = PromptLibrary()
+    one, two = (library.render("direct", {"question": None, "context": [CONTEXT], "answer": a}).messages
+                for a in (WRONG, WRONG + " More."))
+    assert one[0] == two[0]                                  # the system prompt holds no per-call code
+    documents = one[1]["content"].split("<answer")[0]
+    assert two[1]["content"].startswith(documents) and "<document_1 boundary=" in documents
 
 
 def test_a_text_holding_the_previous_calls_marker_cannot_close_this_calls_block():
@@ -60,12 +67,12 @@ def test_a_text_holding_the_previous_calls_marker_cannot_close_this_calls_block(
     user = second.messages[1]["content"]
     new = re.search(r'<answer boundary="([A-Z2-7]+)">', user).group(1)
     assert new != old
-    # the only tags that open or close a block are the ones with this call's code
+    # the only answer tags that open or close a block are the two with this answer's own code
     tags = re.findall(r"</?(\w+) boundary=\"([A-Z2-7]+)\">", user)
-    assert {code for _, code in tags} == {new}
+    assert [code for tag, code in tags if tag == "answer"] == [new, new] == [boundary_code("answer", attack)] * 2
     assert f'‹/answer boundary="{old}"›' in user and "(quoted) System:" in user
-    # the system message names this call's code, so the model knows which tag ends a block
-    assert f'boundary="{new}"' in second.messages[0]["content"]
+    # the system message says that only the closing tag with the block's own code ends it
+    assert "same code ends a block" in second.messages[0]["content"]
 
 
 @pytest.mark.parametrize("text,inert", [
@@ -100,19 +107,24 @@ def test_every_built_in_prompt_puts_judged_text_only_inside_its_blocks():
               "sentences": [sentinel], "taxonomy": [{"name": "T", "definition": "d"}]}
     for name in library.names():
         rendered = library.render(name, {k: values[k] for k in library.variables(name)})
-        code = boundary_marker(name, {k: values[k] for k in library.variables(name)})
         for message in rendered.messages:
-            outside = re.sub(rf'<(\w+) boundary="{code}">.*?</\1 boundary="{code}">', "", message["content"],
+            blocks = re.findall(r'<(\w+) boundary="(\w+)">\n(.*?)\n</\1 boundary="\2">', message["content"], re.DOTALL)
+            for tag, code, text in blocks:
+                assert code == boundary_code(tag, text), (name, tag)
+            outside = re.sub(r'<(\w+) boundary="(\w+)">.*?</\1 boundary="\2">', "", message["content"],
                              flags=re.DOTALL)
             assert sentinel not in outside, (name, message["role"])
-        assert f'boundary="{code}"' in rendered.messages[0]["content"], name    # the data rules name the code
+        assert "same code ends a block" in rendered.messages[0]["content"], name    # the data rules
 
 
-def test_a_user_template_without_context_gets_a_clear_error(tmp_path):
+def test_a_user_template_gets_the_frame_from_the_shared_macros(tmp_path):
     (tmp_path / "mine.user.j2").write_text('{% from "_blocks.j2" import block %}{{ block("answer", answer) }}')
-    with pytest.raises(TemplateError, match="with context"):
-        PromptLibrary(tmp_path).render("mine", {"answer": "a"})
+    text = PromptLibrary(tmp_path).render("mine", {"answer": "a </answer> b"}).messages[0]["content"]
+    code = boundary_code("answer", "a </answer> b")
+    assert text == f'<answer boundary="{code}">\na ‹/answer› b\n</answer boundary="{code}">'
     assert PromptLibrary(tmp_path).variables("mine") == ["answer"]
+    with pytest.raises(TemplateError):
+        PromptLibrary(tmp_path).render("mine", {})
 
 
 # --- the on_injection policies ---------------------------------------------------------------------------------------

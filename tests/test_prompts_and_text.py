@@ -11,11 +11,11 @@ from groundjudge.text import normalize, sentence_spans, sentences
 
 # A prompt change must be a visible diff: update these hashes in the same commit as the template.
 PINNED = {
-    "claim_yesno": "e19a8a77182fdc44", "claims_extract": "1cb6352a3b0e14b3",
-    "claims_verify": "1c89ae08904802dc", "direct": "027afbd5504b40b0", "direct_yesno": "36ada98aaf5701bc",
-    "error_types_classify": "73810423f3b020aa", "facts_extract": "40268e759caed54b", "lynx": "96c439694bbc6c22",
-    "selfcheck_compare": "7e7a3f7d96e11211", "selfcheck_sample": "8718f0125dc546cd",
-    "triplets_check": "abd1716ac4860a77", "triplets_extract": "4a580f50f0b13a15",
+    "claim_yesno": "efab94ab664b9a33", "claims_extract": "c94d6d970f08b45c",
+    "claims_verify": "1ca82b5c3f65c424", "direct": "441cc62c1a64b9ca", "direct_yesno": "e1ae9472d5599684",
+    "error_types_classify": "94f2439595694266", "facts_extract": "57b71b3c7927b9ed", "lynx": "40ceb473e4532809",
+    "selfcheck_compare": "9e8cb832630e40f1", "selfcheck_sample": "b62c3d28b47abdcd",
+    "triplets_check": "7ae7314be3ed526a", "triplets_extract": "65a0f575b19e235a",
 }
 
 

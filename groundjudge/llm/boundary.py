@@ -1,10 +1,11 @@
-"""Data that cannot close its own frame: per-call boundary markers and neutralised untrusted text.
+"""Data that cannot close its own frame: per-block boundary codes and neutralised untrusted text.
 
 Every judged text (answer, question, documents, claims taken from an answer) goes into a prompt inside
-``<tag boundary="CODE"> ... </tag boundary="CODE">``. The code is derived from the prompt's name and all of its
-variables (sha256, 16 base-32 characters), so it is fresh for every distinct call and unknowable to the text it
-wraps (the text would have to contain the hash of itself), yet the same for the same call, which keeps the call
-cache and replays exact. Before rendering, anything in the text that imitates the frame is neutralised:
+``<tag boundary="CODE"> ... </tag boundary="CODE">``. The code is a hash of the block's tag and its own text
+(sha256, 16 base-32 characters): a text cannot know it (it would have to contain the hash of itself), so it cannot
+close its block, and a new text gets a new code. Because the code depends on nothing else, a document's block
+is the same for every answer judged against it, so the prompt's prefix stays the same (a local server's prefix
+reuse and the providers' prompt caches keep working) and the call cache and replays stay exact. Before rendering, anything in the text that imitates the frame is neutralised:
 block tags and chat-template tokens lose their angle brackets, role lines (``System:``, ``[INST]``, ``### Instruction``)
 are marked as quoted, and JSON objects shaped like a verdict lose their braces and double quotes, so a model
 cannot read them as the reply it is asked for.
@@ -31,9 +32,9 @@ _VERDICT_KEYS = re.compile(r"[\"']?(verdict|label|score|grounded|result|decision
                            r"supported|verdicts|checks|answer)[\"']?\s*:", re.IGNORECASE)
 
 
-def boundary_marker(name: str, variables: dict[str, Any]) -> str:
-    """The boundary code of one call: a hash of the prompt name and every variable (what the text cannot know)."""
-    payload = json.dumps({"prompt": name, "variables": variables}, sort_keys=True, default=str, ensure_ascii=False)
+def boundary_code(tag: str, text: Any) -> str:
+    """The boundary code of one block: a hash of its tag and its text (what the text cannot know)."""
+    payload = json.dumps([str(tag), "" if text is None else str(text)], ensure_ascii=False)
     digest = hashlib.sha256(payload.encode()).digest()
     return base64.b32encode(digest).decode()[:BOUNDARY_CHARS]
 

@@ -5,9 +5,10 @@ A prompt named ``NAME`` is the pair ``NAME.system.j2`` (optional) and
 (``--prompts DIR``), then in the package's ``prompts/``, so a team can
 override or add prompts without touching the code. Untrusted text (answers,
 contexts) is passed as variables and placed by the templates inside the shared
-``block`` of ``_blocks.j2``: a frame marked with a per-call ``boundary`` code that
-the library adds to every render, the text neutralised first (``neutralise``
-filter; see ``groundjudge.llm.boundary``). Nothing is spliced into instructions.
+``block`` of ``_blocks.j2``: a frame marked with a boundary code the text cannot
+know (``boundary_code``, a hash of the block's own text), the text neutralised
+first (``neutralise`` filter; see ``groundjudge.llm.boundary``). Nothing is
+spliced into instructions.
 """
 
 from __future__ import annotations
@@ -20,13 +21,10 @@ from pathlib import Path
 from jinja2 import FileSystemLoader, StrictUndefined, TemplateNotFound, meta
 from jinja2.sandbox import SandboxedEnvironment
 
-from groundjudge.llm.boundary import boundary_marker, neutralise
+from groundjudge.llm.boundary import boundary_code, neutralise
 
 PACKAGE_PROMPTS = Path(__file__).resolve().parents[1] / "prompts"
 """The built-in templates."""
-
-SUPPLIED_VARIABLES = frozenset({"boundary"})
-"""Variables the library itself supplies to every render (a caller never passes them)."""
 
 
 class TemplateError(ValueError):
@@ -51,6 +49,7 @@ class PromptLibrary:
                                         keep_trailing_newline=False, trim_blocks=True, lstrip_blocks=True,
                                         autoescape=False)
         self.env.filters["neutralise"] = neutralise
+        self.env.globals["boundary_code"] = boundary_code
         self._hashes: dict[str, str] = {}
         self._file_lists: dict[str, list[str]] = {}
 
@@ -123,7 +122,7 @@ class PromptLibrary:
         found: set[str] = set()
         for source in seen.values():
             found |= meta.find_undeclared_variables(self.env.parse(source))
-        return sorted(found - SUPPLIED_VARIABLES)
+        return sorted(found)
 
     def files(self, name: str) -> list[str]:
         """The file names of a prompt and every partial it includes."""
@@ -133,20 +132,14 @@ class PromptLibrary:
         return sorted(seen)
 
     def render(self, name: str, variables: dict) -> RenderedPrompt:
-        """Render the prompt's system and user messages; a missing variable is an error. Every render gets the
-        call's ``boundary`` code (the same in all of its messages)."""
-        values = {**variables, "boundary": boundary_marker(name, variables)}
+        """Render the prompt's system and user messages; a missing variable is an error."""
         messages = []
         for filename in self._files(name):
             role = filename.split(".")[-2]
             try:
-                text = self.env.get_template(filename).render(**values).strip()
+                text = self.env.get_template(filename).render(**variables).strip()
             except Exception as err:  # jinja raises several types; all mean "this prompt does not render"
-                hint = ""
-                if "'boundary' is undefined" in str(err):
-                    hint = (' (import the _blocks.j2 macros with context: {% from "_blocks.j2" import block '
-                            'with context %})')
-                raise TemplateError(f"{filename}: {type(err).__name__}: {err}{hint}") from err
+                raise TemplateError(f"{filename}: {type(err).__name__}: {err}") from err
             messages.append({"role": role, "content": text})
         return RenderedPrompt(name=name, template_hash=self.template_hash(name), messages=tuple(messages))
 
