@@ -212,6 +212,35 @@ def test_the_quote_check_can_be_turned_off(llm_server):
     assert result.verdict.claims[0].label == "supported"
 
 
+def triplet_reply(quote: str):
+    """A model that extracts one triplet and calls it supported, quoting ``quote``."""
+    def respond(request):
+        if "extract knowledge triplets" in request.text:
+            return Reply(content=json.dumps({"triplets": [["The county court", "keeps", "every deposit"]]}))
+        return Reply(content=json.dumps({"checks": [{"statement": 1, "verdict": "supported", "evidence": quote}]}))
+    return respond
+
+
+@pytest.mark.parametrize("quote,label", [
+    ("A landlord must return a deposit within 20 days after the lease ends.", "supported"),
+    (WRONG, "unverifiable"),
+    ("", "unverifiable"),
+])
+def test_a_supported_triplet_needs_its_quote_in_the_documents(llm_server, quote, label):
+    llm_server.set_responder(triplet_reply(quote))
+    result = asyncio.run(judge(llm_server, "triplets").judge(example()))
+    assert result.verdict.claims[0].label == label
+    if label == "unverifiable":
+        assert result.verdict.claims[0].reason.startswith("quote_not_found")
+        assert result.verdict.label == "ungrounded"
+
+
+def test_triplets_come_from_the_answers_content_only(llm_server):
+    asyncio.run(judge(llm_server, "triplets").judge(example(f"{WRONG} {NOTE}")))
+    extract = [r for r in llm_server.requests if "extract knowledge triplets" in r.text][0]
+    assert "Reviewer" not in user_message(extract) and "county court" in user_message(extract)
+
+
 def test_quote_found_tolerates_light_paraphrase_not_invention():
     doc = ["The Tenancy Board hears disputes about deposits. Rent is due monthly."]
     assert quote_found("the tenancy board hears disputes about the deposits", doc)

@@ -424,3 +424,17 @@ def test_embedding_adds_to_the_rules_on_held_out_phrasings(embedder):
         both += by_rules or by_embedding
     print(f"held-out: rules {rules_only}/{len(attacked)}, rules+embedding {both}/{len(attacked)}")
     assert both > rules_only
+
+
+@pytest.mark.parametrize("template", TEMPLATES["encoded_instruction"] + HELD_OUT["encoded_instruction"])
+def test_an_encoded_finding_covers_its_lead_in(template):
+    """The words that introduce a payload ("Verification token (base64):") are part of the attack: cutting the
+    finding must leave none of them behind, and the answer's own sentence before it stays."""
+    own = "The deposit is returned within 21 days."
+    text = f"{own} {template}"
+    findings = [f for f in detect(text) if f.style == "encoded_instruction"]
+    if not findings:
+        pytest.skip("a held-out phrasing the rules miss")
+    assert findings[0].start == len(own) + 1
+    assert findings[-1].end >= len(text.rstrip(". )]"))
+    assert_well_formed(text, findings)

@@ -3,6 +3,9 @@
 Aggregation over the triplets' verdicts: ``strict`` — grounded only when every
 triplet is supported; ``soft`` — the share of supported triplets against the
 threshold; ``majority`` — grounded when supported triplets outnumber the others.
+
+As in the claims chain, triplets are extracted from the answer's content only (spans that address the judge are
+cut first), and with ``quote_check`` a "supported" triplet stands only when its quote is found in the documents.
 """
 
 from __future__ import annotations
@@ -13,7 +16,8 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import BaseModel, Field, create_model
 
 from groundjudge.judges import register
-from groundjudge.judges.claims import locate_evidence
+from groundjudge.judges import injection_guard as guard
+from groundjudge.judges.claims import QUOTE_NOT_FOUND, locate_evidence, quote_found
 from groundjudge.judges.llm_judge import LLMJudgeSettings, abstain, provider_abstention
 from groundjudge.llm import ProviderError
 from groundjudge.text import sentences
@@ -71,6 +75,7 @@ class TripletsJudge(LLMJudgeSettings):
     TEMPLATES: ClassVar[tuple[str, ...]] = ("triplets_extract", "triplets_check")
     aggregation: Literal["strict", "soft", "majority"] = "strict"
     threshold: float = 0.5
+    quote_check: bool = True
 
     @property
     def uses_threshold(self) -> bool:
@@ -78,9 +83,11 @@ class TripletsJudge(LLMJudgeSettings):
         return self.aggregation == "soft"
 
     async def _chain(self, example: Example, calls: list[LLMCall]) -> tuple[ClaimVerdict, ...] | str:
-        extracted = await self.ask("triplets_extract",
-                                            {"question": example.question, "answer": example.answer},
-                                            TripletList, calls)
+        content = guard.answer_content(example, guard.screen(example, self.injection_detectors))
+        if not content.strip():
+            return "no_claims"
+        extracted = await self.ask("triplets_extract", {"question": example.question, "answer": content},
+                                   TripletList, calls)
         if extracted is None:
             return "parse_failure"
         triplets = [t for t in map(checkable, extracted.triplets) if t]
@@ -99,11 +106,20 @@ class TripletsJudge(LLMJudgeSettings):
         verdicts = []
         for index, triplet in enumerate(triplets, start=1):
             check = by_number[index]
-            label = LABELS[check.verdict]
-            verdicts.append(ClaimVerdict(claim=Claim(text=" | ".join(triplet)), label=label,
+            label, reason = self.checked_label(check, example.context)
+            verdicts.append(ClaimVerdict(claim=Claim(text=" | ".join(triplet)), label=label, reason=reason,
                                          score=1.0 if label == "supported" else 0.0,
                                          evidence=locate_evidence(check.evidence, example.context)))
         return tuple(verdicts)
+
+    def checked_label(self, check: TripletCheck, context: tuple[str, ...]) -> tuple[str, str | None]:
+        """The triplet's label after the quote check: "supported" stands only with a quote found in the documents;
+        otherwise it is unverifiable (an answer cannot supply its own proof)."""
+        label = LABELS[check.verdict]
+        if label != "supported" or not self.quote_check or quote_found(check.evidence, list(context)):
+            return label, None
+        said = f"quote {check.evidence[:120]!r} is not in the documents" if check.evidence.strip() else "no quote given"
+        return "unverifiable", f"{QUOTE_NOT_FOUND}: {said} (the model said supported)"
 
     def decide(self, verdicts: tuple[ClaimVerdict, ...]) -> tuple[str, float]:
         """The answer's label and score under the chosen aggregation."""

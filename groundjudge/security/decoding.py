@@ -5,6 +5,10 @@ run whose decoded text is readable and sets off a rule (English or another langu
 decoded text in ``decoded``. Text in ROT13 or written backwards has no tell-tale alphabet, so the whole text is
 rotated (and reversed) and the rules run on that: both keep offsets, and ordinary prose turned into gibberish sets
 off no rule. A decoded text is decoded again once (base64 inside hex and the like).
+
+An encoded payload travels with a lead-in that tells the reader what to do with it ("Verification token
+(base64): ...", "Decode with ROT13: ..."), and the lead-in is part of the attack: a finding covers the whole
+sentence that carries the payload, so cutting the finding cuts the lead-in too.
 """
 
 from __future__ import annotations
@@ -140,7 +144,13 @@ def reversed_hits(text: str) -> list[Hit]:
                 decoded=backwards[h.start:h.end]) for h in rules.find(backwards)]
 
 
+def carrier(text: str, hit: Hit) -> Hit:
+    """``hit`` widened to the sentence that carries it: the payload's lead-in and its closing marks included."""
+    start, end = rules.trim(text, *rules.extend(text, hit.start, hit.end, "sentence"))
+    return Hit(hit.style, start, end, hit.rule, decoded=hit.decoded)
+
+
 def find(text: str, depth: int = 1) -> list[Hit]:
     """Every encoded instruction in ``text``: decoded runs (and, up to ``depth`` more times, runs inside them)
-    that set off a rule, and ROT13 or reversed text that does."""
-    return _runs(text, depth) + rot13_hits(text) + reversed_hits(text)
+    that set off a rule, and ROT13 or reversed text that does; each span covers the sentence carrying it."""
+    return [carrier(text, h) for h in _runs(text, depth) + rot13_hits(text) + reversed_hits(text)]

@@ -94,7 +94,7 @@ def answer(request: Request) -> dict:
             claim = line.strip("()").replace(" | ", " ")
             ok = supported(claim, documents)
             checks.append({"statement": index, "verdict": "supported" if ok else "contradicted",
-                           "evidence": claim if ok else ""})
+                           "evidence": best_quote(claim, documents) if ok else ""})
         return {"checks": checks}
     if "answer questions using only the documents" in text:
         return {"answer": " ".join(sentences(documents)[:3])}
