@@ -21,7 +21,7 @@ import re
 from collections.abc import Callable
 from urllib.parse import unquote_plus
 
-from groundjudge.security import languages, rules
+from groundjudge.security import languages, rules, spans
 from groundjudge.security.rules import Hit
 
 MIN_DECODED = 6
@@ -146,7 +146,7 @@ def reversed_hits(text: str) -> list[Hit]:
 
 def carrier(text: str, hit: Hit) -> Hit:
     """``hit`` widened to the sentence that carries it: the payload's lead-in and its closing marks included."""
-    start, end = rules.trim(text, *rules.extend(text, hit.start, hit.end, "sentence"))
+    start, end = spans.trim(text, *spans.extend(text, hit.start, hit.end, "sentence"))
     return Hit(hit.style, start, end, hit.rule, decoded=hit.decoded)
 
 
