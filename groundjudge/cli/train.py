@@ -1,4 +1,5 @@
-"""``groundjudge train``: fine-tune a cross-encoder grounding judge on labelled data."""
+"""``groundjudge train``: fine-tune a cross-encoder grounding judge on labelled data, or distil an LLM judge into
+one (``--teacher SPEC``: the teacher labels the answers, the student learns its verdicts)."""
 
 from __future__ import annotations
 
@@ -22,9 +23,18 @@ def cmd_train(args: argparse.Namespace) -> int:
                       evidence_k=args.evidence_k, evidence=args.evidence, run_dev_fraction=args.run_dev_fraction,
                       eval_steps=args.eval_steps, save_steps=args.save_steps,
                       patience=args.patience, skip_invalid=args.skip_invalid, resume=args.resume,
-                      stop_after=args.stop_after, time_limit_min=args.time_limit, quiet=args.quiet)
+                      stop_after=args.stop_after, time_limit_min=args.time_limit, quiet=args.quiet,
+                      teacher=args.teacher, teacher_mode=args.teacher_mode, teacher_budget=args.teacher_budget,
+                      teacher_sample=args.teacher_sample)
+    if cfg.teacher and (cfg.nli_mix or cfg.synthetic or cfg.recipe != "pairs"):
+        raise UsageError("--teacher trains on the teacher's verdicts only: drop --nli-mix, --synthetic and --recipe")
     try:
-        card = train(cfg, report=console.print)
+        if cfg.teacher:
+            from groundjudge.runs.distill import distill
+
+            card = distill(cfg, report=console.print)
+        else:
+            card = train(cfg, report=console.print)
     except TrainError as err:
         raise UsageError(str(err)) from err
     if card is None:
@@ -81,4 +91,13 @@ def add_parser(verbs) -> None:
     tr.add_argument("--skip-invalid", action="store_true", help="skip and count invalid rows")
     tr.add_argument("--resume", action="store_true", help="continue the run in --out from its last checkpoint")
     tr.add_argument("--quiet", action="store_true", help="no progress bar")
+    teacher = tr.add_argument_group("distillation (train on an LLM judge's verdicts instead of gold labels)")
+    teacher.add_argument("--teacher", metavar="SPEC", help="judge spec of the teacher, e.g. 'claims:model=...,"
+                                                           "against=context'; the data may be unlabelled")
+    teacher.add_argument("--teacher-mode", choices=("claims", "soft"), default="claims",
+                         help="claims: each claim's verdict as a hard label; soft: its score (P(supported) with "
+                              "score=logprobs) as a soft target (default claims)")
+    teacher.add_argument("--teacher-budget", type=float, metavar="USD", help="most dollars the teacher may spend")
+    teacher.add_argument("--teacher-sample", type=int, default=0, metavar="N",
+                         help="label at most N answers (seeded sample of the train and dev groups; 0: all)")
     tr.set_defaults(func=cmd_train)

@@ -74,6 +74,9 @@ class Pair:
     source: str
     group: str
     example_id: str | None = None
+    support: float | None = None
+    """A soft label: the probability that the premise supports the claim (a teacher's score); None: the label's
+    own hard target."""
 
     def to_json(self) -> str:
         """One JSON line."""

@@ -91,6 +91,7 @@ def build_card(session: Session, prepared: Prepared, best: dict[str, Any] | None
                                 "to a question is one claim, '<question> <answer>'",
                   "order": "(premise, hypothesis)"},
         "data": prepared.meta["data"], "split": prepared.meta["split"], "pairs": prepared.meta["pairs"],
+        "teacher": prepared.meta.get("teacher"),
         "synthetic": cfg.synthetic, "nli_mix": [portable_path(path) for path in cfg.nli_mix],
         "epochs": cfg.epochs, "epochs_completed": progress.epoch, "steps": progress.step,
         "best_step": (best or {}).get("step", progress.step), "stopped_early": progress.stopped_early,
@@ -152,4 +153,21 @@ def render_readme(card: dict[str, Any]) -> str:
         lines += ["No dev data: none measured.", ""]
     lines += ["These are pairs from held-out groups of the *same* data sets, and tau is fitted on them: they say "
               "little about unseen data. Measure the judge on a data set it never trained on.", ""]
-    return "\n".join(lines)
+    return "\n".join(lines + teacher_lines(card.get("teacher")))
+
+
+def teacher_lines(teacher: dict[str, Any] | None) -> list[str]:
+    """The card's section on a distilled judge: its teacher, the teacher's cost, and the agreement on dev."""
+    if not teacher:
+        return []
+    lines = ["## Teacher (distilled: trained on the teacher's verdicts, not on gold labels)", "",
+             f"`{teacher['spec']}`, mode `{teacher['mode']}`: {teacher['labelled']} of {teacher['answers']} answers "
+             f"labelled ({teacher['calls_made']} calls made, {teacher['input_tokens']} + {teacher['output_tokens']} "
+             f"tokens, ${teacher['cost_usd']:.4f}, {teacher['latency_s_per_answer']} s per answer).", ""]
+    agree = teacher.get("student_vs_teacher_on_dev")
+    if agree:
+        lines += [f"On {agree['n']} dev answers (documents the student never trained on) the student agrees with the "
+                  f"teacher on {agree['agreement']:.1%} (kappa {_fmt(agree['kappa'])}, AUC of its score for the "
+                  f"teacher's label {_fmt(agree['auc_vs_teacher'])}), at {agree['student_latency_s_per_answer']} s "
+                  "per answer.", ""]
+    return lines

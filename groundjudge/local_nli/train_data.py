@@ -67,6 +67,14 @@ class TrainConfig:
     stop_after: int = 0
     time_limit_min: float = 0.0
     quiet: bool = False
+    teacher: str | None = None
+    """A judge spec (an LLM chain): label the data with it and train on its verdicts instead of gold labels."""
+    teacher_mode: str = "claims"
+    """'claims': each claim's verdict as a hard label; 'soft': each claim's score (P(supported)) as a soft one."""
+    teacher_budget: float | None = None
+    """Most dollars the teacher may spend; answers past it are left out."""
+    teacher_sample: int = 0
+    """Label at most this many answers (a seeded sample over the train and dev groups; 0: all)."""
 
     def fingerprint(self) -> dict[str, Any]:
         """The settings that decide the result: a resumed run must use the same ones."""
@@ -114,24 +122,26 @@ def _group_splits(examples: Sequence[Example], dev_fraction: float, seed: int) -
 
 
 def split_examples(examples: Sequence[Example], dev_fraction: float, seed: int,
-                   run_dev_fraction: float | None = None) -> tuple[list[Example], list[Example], dict[str, Any]]:
+                   run_dev_fraction: float | None = None, labelled_only: bool = True
+                   ) -> tuple[list[Example], list[Example], dict[str, Any]]:
     """(train, dev, summary): labelled examples split by group, so no document is in both parts.
 
     The group is :func:`~groundjudge.local_nli.pairs.source_group`: ``meta.group``, else the context.
 
     Groups whose examples carry a split keep it (a group with any test example is held out, never
     trained on); the others go to dev with probability ``dev_fraction`` by a seeded hash of the group.
-    With ``run_dev_fraction`` F, only the examples that ``groundjudge run --dev-fraction F`` puts in its
+    ``labelled_only=False`` keeps unlabelled examples (a teacher labels them). With ``run_dev_fraction`` F, only the examples that ``groundjudge run --dev-fraction F`` puts in its
     dev part are used at all (the same group hash as the runner's): the run's evaluation part stays unseen.
     """
-    labelled = [ex for ex in examples if ex.label is not None]
+    labelled = [ex for ex in examples if ex.label is not None or not labelled_only]
     unseen: list[Example] = []
     if run_dev_fraction is not None:
         seen_by_run = assign_missing_splits(labelled, run_dev_fraction)
         unseen = [ex for ex, as_run in zip(labelled, seen_by_run) if as_run.split == "test"]
         labelled = [ex for ex, as_run in zip(labelled, seen_by_run) if as_run.split != "test"]
     if not labelled:
-        raise DataError([RowError(file="<data>", line=0, field="label", message="no labelled examples to train on")])
+        raise DataError([RowError(file="<data>", line=0, field="label", message="no labelled examples to train on"
+                                  if labelled_only else "no examples to train on")])
     splits = _group_splits(labelled, dev_fraction, seed)
     parts: dict[str, list[Example]] = {"train": [], "dev": [], "test": []}
     for example in labelled:
@@ -164,6 +174,12 @@ def cap_pairs(pairs: Sequence[Pair], limit: int, seed: int) -> list[Pair]:
     return kept[:limit]
 
 
+def pair_counts(pairs: Sequence[Pair]) -> dict[str, Any]:
+    """How many pairs, per label and per source."""
+    return {"n": len(pairs), "labels": dict(Counter(p.label for p in pairs)),
+            "sources": dict(Counter(p.source for p in pairs))}
+
+
 def make_pairs(cfg: TrainConfig, train: Sequence[Example], dev: Sequence[Example]
                ) -> tuple[list[Pair], list[Pair], dict[str, Any]]:
     """(train pairs, dev pairs, counts): recipe pairs, synthetic edits and NLI rows, capped."""
@@ -183,12 +199,7 @@ def make_pairs(cfg: TrainConfig, train: Sequence[Example], dev: Sequence[Example
                                   message=f"recipe {cfg.recipe!r} made no training pairs from this data "
                                           "(diff needs grounded and ungrounded answers in the same group)")])
     capped = cap_pairs(train_pairs, cfg.max_train, cfg.seed)
-    return capped, dev_pairs, {"built": built, "train": _pair_counts(capped), "dev": _pair_counts(dev_pairs)}
-
-
-def _pair_counts(pairs: Sequence[Pair]) -> dict[str, Any]:
-    return {"n": len(pairs), "labels": dict(Counter(p.label for p in pairs)),
-            "sources": dict(Counter(p.source for p in pairs))}
+    return capped, dev_pairs, {"built": built, "train": pair_counts(capped), "dev": pair_counts(dev_pairs)}
 
 
 def _write_pairs(path: Path, pairs: Sequence[Pair]) -> None:
@@ -210,11 +221,9 @@ class Prepared:
 
 def prepare(cfg: TrainConfig, report: Report) -> Prepared:
     """Load, split and pair the data (or read back the pairs of the run being resumed)."""
-    folder = Path(cfg.out) / "pairs"
-    if cfg.resume and (folder / "meta.json").exists():
-        meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
-        _check_same_run(meta["config"], cfg)
-        return Prepared(_read_pairs(folder / "train.jsonl"), _read_pairs(folder / "dev.jsonl"), meta)
+    again = resumed(cfg)
+    if again is not None:
+        return again
     examples, data_info = load_training_data(cfg.data, cfg.fmt, cfg.skip_invalid)
     train, dev, split = split_examples(examples, cfg.dev_fraction, cfg.seed, cfg.run_dev_fraction)
     if not train:
@@ -226,13 +235,30 @@ def prepare(cfg: TrainConfig, report: Report) -> Prepared:
     split["train"]["pairs"], split["dev"]["pairs"] = len(train_pairs), len(dev_pairs)
     split["train_examples_hash"] = dataset_hash(train)
     meta = {"config": cfg.fingerprint(), "data": data_info, "split": split, "pairs": counts}
+    return save_prepared(cfg, Prepared(train_pairs, dev_pairs, meta), train, dev)
+
+
+def save_prepared(cfg: TrainConfig, prepared: Prepared, train: Sequence[Example], dev: Sequence[Example]
+                  ) -> Prepared:
+    """Keep the pairs, the groups of each part and the meta in OUT/pairs (what a resumed run reads back)."""
+    folder = Path(cfg.out) / "pairs"
     folder.mkdir(parents=True, exist_ok=True)
-    _write_pairs(folder / "train.jsonl", train_pairs)
-    _write_pairs(folder / "dev.jsonl", dev_pairs)
+    _write_pairs(folder / "train.jsonl", prepared.train)
+    _write_pairs(folder / "dev.jsonl", prepared.dev)
     groups = {"train": sorted({source_group(e) for e in train}), "dev": sorted({source_group(e) for e in dev})}
     (folder / "groups.json").write_text(json.dumps(groups, indent=1) + "\n", encoding="utf-8")
-    (folder / "meta.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
-    return Prepared(train_pairs, dev_pairs, meta)
+    (folder / "meta.json").write_text(json.dumps(prepared.meta, indent=2) + "\n", encoding="utf-8")
+    return prepared
+
+
+def resumed(cfg: TrainConfig) -> Prepared | None:
+    """The pairs of the run being resumed (checked to be the same run), or None for a new run."""
+    folder = Path(cfg.out) / "pairs"
+    if not (cfg.resume and (folder / "meta.json").exists()):
+        return None
+    meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
+    _check_same_run(meta["config"], cfg)
+    return Prepared(_read_pairs(folder / "train.jsonl"), _read_pairs(folder / "dev.jsonl"), meta)
 
 
 def _check_same_run(saved: dict[str, Any], cfg: TrainConfig) -> None:

@@ -20,60 +20,19 @@ from groundjudge.local_nli.model import (
     resolve_model,
     torch_threads,
 )
-from groundjudge.local_nli.nli_rows import NLI_LABELS
 from groundjudge.local_nli.pairs import Pair
 from groundjudge.local_nli.train_data import Prepared, Report, TrainConfig
+from groundjudge.local_nli.train_targets import (  # noqa: F401  (re-exported: the loop's public names)
+    BINARY_LABELS,
+    THREE_WAY_LABELS,
+    choose_labels,
+    class_weights,
+    is_supported,
+    pair_target,
+    supported_index,
+    target,
+)
 from groundjudge.metrics import classification_metrics
-
-BINARY_LABELS = {0: "unsupported", 1: "supported"}
-"""id2label of the head trained without NLI rows."""
-
-
-THREE_WAY_LABELS = {i: name for i, name in enumerate(NLI_LABELS)}
-"""id2label of the head trained with NLI rows (unless the base model has its own order of these labels)."""
-
-
-def is_supported(label: str) -> bool:
-    """Whether a pair label counts as supported (grounded)."""
-    return label in ("supported", "entailment")
-
-
-def choose_labels(nli: bool, base_id2label: dict[int, str]) -> dict[int, str]:
-    """The head's id2label: binary, or 3-way in the base model's own order when it has the NLI labels."""
-    if not nli:
-        return dict(BINARY_LABELS)
-    names = {i: str(n).lower() for i, n in base_id2label.items()}
-    return names if sorted(names.values()) == sorted(NLI_LABELS) else dict(THREE_WAY_LABELS)
-
-
-def target(label: str, id2label: dict[int, str]) -> list[float]:
-    """The training target of a pair label as a distribution over the head's classes."""
-    index = {name: i for i, name in id2label.items()}
-    out = [0.0] * len(id2label)
-    if len(id2label) == 2:
-        out[index["supported" if is_supported(label) else "unsupported"]] = 1.0
-    elif label in ("supported", "entailment"):
-        out[index["entailment"]] = 1.0
-    elif label in ("neutral", "contradiction"):
-        out[index[label]] = 1.0
-    else:  # unsupported: unverifiable or contradicted, we do not know which
-        out[index["neutral"]] = out[index["contradiction"]] = 0.5
-    return out
-
-
-def supported_index(id2label: dict[int, str]) -> int:
-    """Index of the class whose probability is the support score."""
-    return next(i for i, name in id2label.items() if name in ("supported", "entailment"))
-
-
-def class_weights(targets: np.ndarray) -> np.ndarray:
-    """Inverse-frequency class weights (mean 1 over present classes, clipped to [0.25, 4])."""
-    counts = targets.sum(axis=0)
-    present = counts > 0
-    weights = np.ones(len(counts))
-    weights[present] = counts[present].sum() / (present.sum() * counts[present])
-    return np.clip(weights, 0.25, 4.0)
-
 
 @dataclass
 class Progress:
@@ -124,7 +83,7 @@ class Session:
         self.base_path = resolve_model(cfg.base)
         self.model = self._load(last or self.base_path, fresh=last is None)
         self.id2label = {int(k): v for k, v in self.model.model.config.id2label.items()}
-        self.targets = np.array([target(p.label, self.id2label) for p in self.train_pairs], dtype=np.float32)
+        self.targets = np.array([pair_target(p, self.id2label) for p in self.train_pairs], dtype=np.float32)
         self.weights = torch.tensor(class_weights(self.targets), dtype=torch.float32, device=self.device)
         self.lengths = [len(p.premise) + len(p.hypothesis) for p in self.train_pairs]
         self.steps_per_epoch = math.ceil(len(self.train_pairs) / cfg.batch_size)
@@ -215,7 +174,7 @@ class Session:
     def evaluate(self) -> dict[str, Any]:
         """Pair-level dev metrics at the arg-max label, and the support score of every dev pair."""
         probs = self.probabilities(self.dev_pairs)
-        targets = np.array([target(p.label, self.id2label) for p in self.dev_pairs], dtype=np.float32)
+        targets = np.array([pair_target(p, self.id2label) for p in self.dev_pairs], dtype=np.float32)
         gold = ["grounded" if is_supported(p.label) else "ungrounded" for p in self.dev_pairs]
         sup = supported_index(self.id2label)
         predicted = ["grounded" if row.argmax() == sup else "ungrounded" for row in probs]
