@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # results/distill (issue 22): the local Qwen claims chain (the teacher) labels unlabelled training answers of
-# SummEdits and nli_unseen, a MiniLM cross-encoder (the student) learns its claim verdicts, and the student is
+# SummEdits and nli_unseen (claims verified against the documents), a MiniLM cross-encoder (the student) learns its claim verdicts, and the student is
 # measured on the held-out documents of both sets beside the teacher and the MiniLM trained on gold labels.
 #
 #   bash scripts/run_distill.sh [OUT_DIR]      (the teacher is the slow part: about 10-60 s per answer on 2 cores;
@@ -14,7 +14,7 @@ cd "$(dirname "$0")/.."
 OUT=${1:-results/distill}
 GJ=${GJ:-.venv/bin/groundjudge}
 PORT=${PORT:-8765}
-N=${N:-160}
+N=${N:-60}
 EPOCHS=${EPOCHS:-3}
 PORT=$PORT bash scripts/local_llm.sh start
 LLM="model=openai/qwen,api_base=http://127.0.0.1:$PORT/v1,timeout=900,max_attempts=2,concurrency=1"
@@ -22,7 +22,8 @@ source scripts/datasets.sh
 export GROUNDJUDGE_CACHE_DIR=${GROUNDJUDGE_CACHE_DIR:-runs/llm/cache}
 STUDENT=runs/distill/student
 # shellcheck disable=SC2086
-$GJ train ${DATA[summedits]} ${DATA[nli_unseen]} --teacher "claims:$LLM,threshold=1.0" --teacher-sample "$N" \
+$GJ train ${DATA[summedits]} ${DATA[nli_unseen]} --teacher "claims:$LLM,against=context,threshold=1.0" \
+    --teacher-sample "$N" --teacher-concurrency 1 \
     --run-dev-fraction 0.6 --dev-fraction 0.2 --epochs "$EPOCHS" --out "$STUDENT" --resume --quiet
 mkdir -p "$OUT/student"
 cp "$STUDENT/groundjudge_card.json" "$STUDENT/README.md" "$OUT/student/"

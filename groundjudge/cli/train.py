@@ -25,7 +25,7 @@ def cmd_train(args: argparse.Namespace) -> int:
                       patience=args.patience, skip_invalid=args.skip_invalid, resume=args.resume,
                       stop_after=args.stop_after, time_limit_min=args.time_limit, quiet=args.quiet,
                       teacher=args.teacher, teacher_mode=args.teacher_mode, teacher_budget=args.teacher_budget,
-                      teacher_sample=args.teacher_sample)
+                      teacher_sample=args.teacher_sample, teacher_concurrency=args.teacher_concurrency)
     if cfg.teacher and (cfg.nli_mix or cfg.synthetic or cfg.recipe != "pairs"):
         raise UsageError("--teacher trains on the teacher's verdicts only: drop --nli-mix, --synthetic and --recipe")
     try:
@@ -100,4 +100,6 @@ def add_parser(verbs) -> None:
     teacher.add_argument("--teacher-budget", type=float, metavar="USD", help="most dollars the teacher may spend")
     teacher.add_argument("--teacher-sample", type=int, default=0, metavar="N",
                          help="label at most N answers (seeded sample of the train and dev groups; 0: all)")
+    teacher.add_argument("--teacher-concurrency", type=int, default=8, metavar="N",
+                         help="answers the teacher judges at once (1 for a local server with one slot)")
     tr.set_defaults(func=cmd_train)

@@ -75,6 +75,9 @@ class TrainConfig:
     """Most dollars the teacher may spend; answers past it are left out."""
     teacher_sample: int = 0
     """Label at most this many answers (a seeded sample over the train and dev groups; 0: all)."""
+    teacher_concurrency: int = 8
+    """Answers the teacher judges at once (1 for a local server with one slot: its prompt cache then serves each
+    answer's chain)."""
 
     def fingerprint(self) -> dict[str, Any]:
         """The settings that decide the result: a resumed run must use the same ones."""

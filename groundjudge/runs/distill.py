@@ -59,13 +59,15 @@ def sample_answers(train: list[Example], dev: list[Example], limit: int, seed: i
     return rng.sample(train, limit - n_dev), rng.sample(dev, n_dev)
 
 
-def run_judge(examples: Sequence[Example], spec: str, out: Path, quiet: bool, max_cost: float | None = None):
+def run_judge(examples: Sequence[Example], spec: str, out: Path, quiet: bool, max_cost: float | None = None,
+              concurrency: int = 8):
     """Judge ``examples`` with ``spec`` as an ordinary, resumable run in ``out`` (every example evaluated: none is
     held back for calibration)."""
     from groundjudge.api import evaluate
 
     unsplit = [ex.model_copy(update={"split": None}) for ex in examples]
-    return evaluate(unsplit, [spec], out=out, resume=True, quiet=quiet, dev_fraction=0.0, max_cost=max_cost)
+    return evaluate(unsplit, [spec], out=out, resume=True, quiet=quiet, dev_fraction=0.0, max_cost=max_cost,
+                    concurrency=concurrency)
 
 
 def teacher_pairs(records: Sequence[ResultRecord], mode: str, k: int, evidence: str) -> list[Pair]:
@@ -129,7 +131,8 @@ def prepare_from_teacher(cfg: TrainConfig, report: Report) -> Prepared:
     train, dev = sample_answers(train, dev, cfg.teacher_sample, cfg.seed)
     report(f"teacher {cfg.teacher!r} labels {len(train)} train and {len(dev)} dev answers "
            f"({split['train']['groups']} / {split['dev']['groups']} groups before sampling)")
-    run = run_judge(train + dev, cfg.teacher, Path(cfg.out) / TEACHER_DIR, cfg.quiet, cfg.teacher_budget)
+    run = run_judge(train + dev, cfg.teacher, Path(cfg.out) / TEACHER_DIR, cfg.quiet, cfg.teacher_budget,
+                    cfg.teacher_concurrency)
     records = read_records(run.path / "records.jsonl").results
     dev_ids = {ex.id for ex in dev}
     k = cfg.evidence_k if cfg.evidence_k is not None else default_k("pairs")
