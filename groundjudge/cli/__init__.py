@@ -9,7 +9,8 @@ import sys
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from groundjudge.cli import attack, export, judges, prompts, replay, report, run, summarize, train  # noqa: E402
+from groundjudge.cli import (attack, export, judges, perturb, prompts, replay, report, run,  # noqa: E402
+                             summarize, train)
 from groundjudge.cli.common import UsageError  # noqa: E402
 from groundjudge.experiment import ExperimentError  # noqa: E402
 from groundjudge.formats.load import DataError  # noqa: E402
@@ -25,7 +26,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="groundjudge", description=__doc__)
     parser.add_argument("-v", "--verbose", action="store_true", help="log more")
     verbs = parser.add_subparsers(dest="verb", required=True)
-    for verb in (run, replay, judges, prompts, report, summarize, train, export, attack):
+    for verb in (run, replay, judges, prompts, report, summarize, train, export, attack, perturb):
         verb.add_parser(verbs)
     return parser
 

@@ -1,0 +1,136 @@
+"""The LLM generator of ``groundjudge perturb`` and the judge check, against the real scripted OpenAI-wire server:
+a good edit is applied with its offsets; bad, unchanged, unlocatable and sprawling edits are rejected and counted
+by reason; a variant the check judge calls grounded is dropped, one it calls ungrounded is kept with its verdict."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+from groundjudge.llm import LLMService
+from groundjudge.llm.templates import PromptLibrary
+from groundjudge.perturb import JudgeCheck, LLMGenerator, perturb
+from groundjudge.testing.oracle import blocks, oracle_responder
+from groundjudge.testing.scripted_server import MALFORMED, Reply
+from groundjudge.types import Example
+
+CONTEXT = ("Section 12. (1) The landlord shall return the deposit within 21 days after the tenancy ends. "
+           "(2) A landlord who fails to do so is liable for twice the deposit.")
+SOURCE = Example(id="q1", context=(CONTEXT,), question="When is the deposit due?", label="grounded",
+                 answer="The landlord must return the deposit within 21 days after the tenancy ends. "
+                        "Otherwise the landlord owes twice the deposit.")
+
+
+def spec(server, extra: str = "") -> str:
+    return f"model=openai/gpt-4o-mini,api_base={server.openai_base},timeout=5" + (f",{extra}" if extra else "")
+
+
+def generator(server) -> LLMGenerator:
+    return LLMGenerator.from_spec(spec(server), LLMService())
+
+
+def edit_reply(before: str, after: str, reason: str = "changed") -> Reply:
+    return Reply(content=json.dumps({"before": before, "after": after, "reason": reason}))
+
+
+def edit(server, *replies: Reply):
+    server.push(*replies)
+    return asyncio.run(generator(server).edit(SOURCE, "Factual Inaccuracies", "states a wrong fact."))
+
+
+def test_a_good_edit_becomes_a_candidate_with_its_offsets(llm_server):
+    candidate, reason, _ = edit(llm_server, edit_reply("within 21 days", "within 28 days", "21 is now 28."))
+    assert reason is None and candidate.generator == "llm:openai/gpt-4o-mini" and candidate.rule == "llm"
+    e = candidate.edit
+    assert (e.before, e.after) == ("21", "28") and SOURCE.answer[e.before_start:e.before_end] == "21"
+    assert candidate.text[e.after_start:e.after_end] == "28" and candidate.note == "21 is now 28."
+    sent = llm_server.requests[-1].text
+    assert "Factual Inaccuracies" in sent and "states a wrong fact." in sent
+    assert blocks(sent)["answer"] == [SOURCE.answer]
+
+
+def test_bad_edits_are_rejected_with_their_reason(llm_server):
+    assert edit(llm_server, edit_reply("within 30 days", "within 45 days"))[1] == "llm:span_not_found"
+    assert edit(llm_server, edit_reply("21 days", "21 days"))[1] == "unchanged"
+    assert edit(llm_server, edit_reply("", "a new clause"))[1] == "llm:empty_span"
+    sprawling = edit_reply(SOURCE.answer, "The tenant must pay rent. Otherwise nothing happens.")
+    assert edit(llm_server, sprawling)[1] == "llm:not_minimal"
+    assert edit(llm_server, Reply(content=MALFORMED), Reply(content="not json either"))[1] == "llm:invalid_reply"
+
+
+def test_every_perturb_prompt_renders_inside_the_shared_frame():
+    library = PromptLibrary()
+    rendered = library.render("perturb_edit", {"context": ["C </document_1> x"], "question": None, "answer": "A",
+                                               "taxonomy": [{"name": "Misattributions", "definition": "wrong party"}]})
+    system, user = rendered.messages[0]["content"], rendered.messages[1]["content"]
+    assert "same code ends a block" in system and '"Misattributions": the answer wrong party' in system
+    assert "another court, party" in system      # the type's example line
+    assert "</document_1>" not in user.split("boundary=")[1]    # neutralised inside its block
+    assert library.variables("perturb_paraphrase") == ["answer", "context", "question"]
+
+
+def test_the_generator_fills_a_type_no_rule_fills_and_counts_rejections(llm_server):
+    source = SOURCE.model_copy(update={"answer": "The deposit goes back to the tenant when the tenancy ends."})
+    llm_server.push(edit_reply("the tenant", "the tenant"), edit_reply("nowhere", "here"),
+                    edit_reply("when the tenancy ends", "when the tenancy starts"),
+                    edit_reply("goes back", "goes back in full"))
+    result = perturb([source], types=("factual",), per_answer=2, paraphrases=0, generator=generator(llm_server))
+    variants = [row for row in result.examples if row.label == "ungrounded"]
+    assert [row.id for row in variants] == ["q1~factual~1", "q1~factual~2"]
+    assert variants[0].answer == "The deposit goes back to the tenant when the tenancy starts."
+    record = variants[0].meta["perturbation"]
+    assert record["generator"] == "llm:openai/gpt-4o-mini" and record["rule"] == "llm"
+    assert record["edit"]["before"] == "ends" and record["edit"]["after"] == "starts"
+    assert record["error_type"] == "Factual Inaccuracies" and record["note"] == "changed"
+    assert result.rejected_by_reason() == {"unchanged": 1, "llm:span_not_found": 1}
+    assert len(llm_server.requests) == 4
+
+
+def test_generator_only_asks_the_model_for_paraphrases_too(llm_server):
+    llm_server.push(Reply(content=json.dumps({"paraphrase": "Within 21 days of the end of the tenancy the landlord "
+                                                            "must give the deposit back. Otherwise the landlord owes "
+                                                            "twice the deposit."})),
+                    edit_reply("21 days", "14 days"))
+    result = perturb([SOURCE], types=("factual",), generator=generator(llm_server), generator_only=True)
+    kinds = [row.meta["perturbation"]["kind"] for row in result.examples]
+    assert kinds == ["original", "paraphrase", "variant"]
+    paraphrase = result.examples[1]
+    assert paraphrase.label == "grounded" and paraphrase.id == "q1~para~1"
+    assert paraphrase.meta["perturbation"]["generator"] == "llm:openai/gpt-4o-mini"
+
+
+def _direct_says(verdict: str):
+    def respond(request):
+        if "meticulous fact-checker" in request.text:
+            return Reply(content=json.dumps({"reasoning": "checked", "verdict": verdict,
+                                             "score": 0.9 if verdict == "grounded" else 0.1}))
+        return oracle_responder(request)
+    return respond
+
+
+def test_a_variant_the_check_judge_calls_grounded_is_rejected(llm_server):
+    check = JudgeCheck.build("direct:" + spec(llm_server), LLMService())
+    llm_server.set_responder(_direct_says("grounded"))
+    result = perturb([SOURCE], types=("factual",), paraphrases=0, check=check)
+    assert result.kept_by_type()["factual"] == 0
+    assert set(result.rejected_by_reason()) == {"supported:direct"}
+    assert all(r.rule.startswith("factual.") for r in result.rejections)
+
+
+def test_a_variant_the_check_judge_calls_ungrounded_is_kept_with_its_verdict(llm_server):
+    check = JudgeCheck.build("direct:" + spec(llm_server), LLMService())
+    llm_server.set_responder(_direct_says("ungrounded"))
+    result = perturb([SOURCE], types=("factual",), paraphrases=0, check=check)
+    (variant,) = [row for row in result.examples if row.label == "ungrounded"]
+    verdict = variant.meta["perturbation"]["check"]
+    assert verdict == {"judge": "direct:" + spec(llm_server), "label": "ungrounded", "score": 0.1, "reason": None}
+    judged = [r for r in llm_server.requests if "meticulous fact-checker" in r.text]
+    assert len(judged) == 1 and variant.answer in judged[0].text
+
+
+def test_a_check_that_abstains_keeps_nothing(llm_server):
+    check = JudgeCheck.build("direct:" + spec(llm_server, "max_attempts=1"), LLMService())
+    llm_server.set_responder(lambda request: Reply(status=400, content="bad request"))
+    result = perturb([SOURCE], types=("factual",), paraphrases=0, check=check)
+    assert result.kept_by_type()["factual"] == 0
+    assert set(result.rejected_by_reason()) == {"check_abstained"}

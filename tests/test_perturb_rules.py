@@ -1,0 +1,239 @@
+"""The rule generators of ``groundjudge perturb`` on hand-written legal sentences: each edit is where it should be
+(offsets right), of its type, and changes the answer; and the cases where a rule must not fire. Then the checks
+(fluency, lexical) and the rule paraphrases."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+
+import pytest
+
+from groundjudge.judges.error_types import load_taxonomy
+from groundjudge.perturb import ERROR_TYPES, RULES, SLUGS, parse_types, perturb
+from groundjudge.perturb.checks import LexicalCheck, differs, fluency_problem
+from groundjudge.perturb.paraphrase import paraphrase_candidates
+from groundjudge.perturb.rules_facts import factual_candidates
+from groundjudge.perturb.rules_parties import misattribution_candidates
+from groundjudge.perturb.rules_terms import (contextual_candidates, procedural_candidates, reasoning_candidates,
+                                             terminological_candidates)
+from groundjudge.perturb.spans import context_sentence, replace
+from groundjudge.types import Example
+
+NDA = ("The Receiving Party shall return all Confidential Information within 30 days after termination, unless "
+       "the Disclosing Party agrees otherwise in writing. "
+       "The Disclosing Party may terminate this Agreement on 45 days' notice given in writing. "
+       "Any dispute shall be settled by arbitration in Port Aster.")
+LEASE = ("Section 12 (Deposits). (1) The Landlord shall return the deposit within 21 days after the tenancy ends. "
+         "(2) The Tenant may object before the Tribunal within 14 days.")
+
+
+def edits(rule, answer: str, context: str = NDA, seed: int = 0):
+    found = rule(answer, (context,), random.Random(seed))
+    for candidate in found:
+        edit = candidate.edit
+        assert answer[edit.before_start:edit.before_end] == edit.before, candidate
+        assert candidate.text[edit.after_start:edit.after_end] == edit.after, candidate
+        assert candidate.text == answer[:edit.before_start] + edit.after + answer[edit.before_end:]
+        assert differs(answer, candidate.text), candidate
+    return found
+
+
+def by_rule(found, rule: str):
+    return [c for c in found if c.rule == rule]
+
+
+def test_the_six_types_are_the_legal_taxonomy():
+    assert list(ERROR_TYPES.values()) == [t.name for t in load_taxonomy(None)]
+    assert set(RULES) == set(SLUGS)
+    assert parse_types("misattribution, factual") == ("factual", "misattribution")
+    assert parse_types("Terminological Errors") == ("terminological",)
+    with pytest.raises(ValueError, match="unknown error type 'facts'"):
+        parse_types("facts")
+
+
+# --- Factual Inaccuracies ------------------------------------------------------------------------------------------
+
+def test_factual_changes_a_duration_to_a_value_the_context_does_not_state():
+    answer = "The Receiving Party must return the information within 30 days after termination."
+    for seed in range(8):
+        (candidate,) = edits(factual_candidates, answer, seed=seed)
+        assert candidate.rule == "factual.duration" and candidate.edit.before == "30"
+        assert candidate.edit.after not in ("30", "45") and candidate.edit.after.isdigit()
+        assert candidate.text.endswith(" days after termination.")
+
+
+def test_factual_amounts_keep_their_format_and_dates_move():
+    (amount,) = edits(factual_candidates, "The fee is capped at $5,000 per claim.", "The fee is capped at $5,000.")
+    assert amount.rule == "factual.amount" and amount.edit.before == "5,000" and "," in amount.edit.after
+    words = edits(factual_candidates, "She has five years to sue.", "The period is five years.")
+    assert words[0].edit.before == "five" and words[0].edit.after.isalpha()
+    dated = edits(factual_candidates, "The lease ends on 1 May 2024.", "The lease ends on 1 May 2024.")
+    assert {c.rule for c in dated} == {"factual.date", "factual.year"}
+    month = by_rule(dated, "factual.date")[0]
+    assert month.edit.before == "May" and month.edit.after in ("March", "April", "June", "July")
+
+
+def test_factual_does_not_fire_without_a_quantity_nor_on_references():
+    assert edits(factual_candidates, "The Receiving Party must keep the information confidential.") == []
+    assert edits(factual_candidates, "Under Section 12(3) and clause 14.2, see Form T-22.", LEASE) == []
+    assert edits(factual_candidates, "The term is twelve (12) months.") == []
+
+
+# --- Misattributions -----------------------------------------------------------------------------------------------
+
+def test_misattribution_swaps_the_party_for_the_other_one_the_document_names():
+    (candidate,) = edits(misattribution_candidates, "The Receiving Party must return the information.")
+    assert candidate.rule == "misattribution.role"
+    assert (candidate.edit.before, candidate.edit.after) == ("Receiving", "Disclosing")
+    assert candidate.text == "The Disclosing Party must return the information."
+    lease = edits(misattribution_candidates, "The landlord must return the deposit.", LEASE)
+    assert [c.text for c in by_rule(lease, "misattribution.role")] == ["The tenant must return the deposit."]
+
+
+def test_misattribution_does_not_fire_without_a_second_party_in_the_document():
+    context = "The Receiving Party shall keep all Confidential Information secret."
+    assert edits(misattribution_candidates, "The Receiving Party must keep it secret.", context) == []
+
+
+def test_misattribution_swaps_sections_courts_and_named_parties():
+    sections = by_rule(edits(misattribution_candidates, "Under Section 12(1), the deposit is returned.", LEASE),
+                       "misattribution.section")
+    assert [c.edit.after for c in sections] == ["12(2)"] and sections[0].text.startswith("Under Section 12(2),")
+    context = ("The claim may be filed with the High Court of Norland. An appeal lies to the Court of Appeal. "
+               "This agreement is between Calder Systems Ltd. (the 'Supplier') and Brightwater Utility "
+               "(the 'Customer').")
+    courts = edits(misattribution_candidates, "She may file with the High Court of Norland.", context)
+    assert [c.edit.after for c in courts] == ["Court of Appeal"]
+    named = edits(misattribution_candidates, "The Supplier must pay the fee, and the Customer may object.", context)
+    assert {c.text for c in named} == {"The Customer must pay the fee, and the Customer may object.",
+                                       "The Supplier must pay the fee, and the Supplier may object."}
+    assert {c.rule for c in named} == {"misattribution.defined", "misattribution.role"}
+    # "the Supplier must notify the Supplier" is nonsense, not a misattribution
+    assert edits(misattribution_candidates, "The Supplier must notify the Customer.", context) == []
+
+
+# --- Terminological, Procedural ------------------------------------------------------------------------------------
+
+def test_terminological_swaps_modals_and_terms_of_art():
+    found = edits(terminological_candidates, "The Receiving Party shall indemnify the Disclosing Party, and the "
+                                             "contract is void.")
+    assert {(c.edit.before, c.edit.after) for c in found} == {("shall", "may"), ("indemnify", "reimburse"),
+                                                              ("void", "voidable")}
+    assert all(c.rule.startswith("terms.") for c in found)
+
+
+def test_terminological_leaves_the_month_and_the_verb_alone():
+    assert edits(terminological_candidates, "Rent rose on 1 May 2024.") == []
+    assert edits(terminological_candidates, "She can void it by paying the arrears.") == []
+
+
+def test_procedural_swaps_notice_form_order_and_forum():
+    found = edits(procedural_candidates, "Notice must be given in writing before the hearing, and disputes go to "
+                                         "arbitration.")
+    assert {(c.edit.before, c.edit.after) for c in found} == {("in writing", "orally"), ("before", "after"),
+                                                              ("arbitration", "litigation")}
+    assert edits(procedural_candidates, "He must be brought before a District Court judge.") == []
+    assert edits(procedural_candidates, "Receiving Party shall not disclose it.") == []     # a defined term
+
+
+# --- Contextual, Reasoning -----------------------------------------------------------------------------------------
+
+def test_contextual_drops_the_exception_and_the_qualifier():
+    answer = "She may move on the proposed date, unless a court order says otherwise."
+    (candidate,) = edits(contextual_candidates, answer)
+    assert candidate.rule == "contextual.exception" and candidate.text == "She may move on the proposed date."
+    assert candidate.edit.before == ", unless a court order says otherwise" and candidate.edit.after == ""
+    only = edits(contextual_candidates, "An assignment is effective only if it is in writing.")
+    assert only[0].text == "An assignment is effective if it is in writing."
+    (qualifier,) = edits(contextual_candidates, "He has a reasonable opportunity to call a lawyer.")
+    assert qualifier.text == "He has an opportunity to call a lawyer."     # a/an agreement fixed
+    assert qualifier.edit.before == "a reasonable " and qualifier.edit.after == "an "
+    (leading,) = edits(contextual_candidates, "Unless the court orders otherwise, the tenant may stay.")
+    assert leading.text == "The tenant may stay."                          # the sentence start stays capitalised
+
+
+def test_contextual_does_not_break_a_predicative_qualifier():
+    assert edits(contextual_candidates, "The contract was reasonable and fair.") == []
+
+
+def test_reasoning_negates_the_consequence_or_states_the_condition_as_fact():
+    found = edits(reasoning_candidates, "Because the claim is unliquidated, the registrar cannot sign judgment.")
+    assert [(c.rule, c.edit.before, c.edit.after) for c in found] == [("reasoning.negated_consequence", "cannot",
+                                                                       "can")]
+    conditional = edits(reasoning_candidates, "If she files a complaint, she cannot also sue.")
+    assert by_rule(conditional, "reasoning.conditional_as_fact")[0].text == \
+        "Because she files a complaint, she cannot also sue."
+    so = edits(reasoning_candidates, "The notice came late, so the claim is barred.")
+    assert so[0].text == "The notice came late, so the claim is not barred."
+    earlier = edits(reasoning_candidates, "She must sue by March, the earlier of the two dates.")
+    assert (earlier[0].edit.before, earlier[0].edit.after) == ("earlier", "later")
+
+
+def test_reasoning_does_not_fire_without_a_conclusion():
+    assert edits(reasoning_candidates, "The tenant pays rent monthly to the landlord.") == []
+
+
+# --- checks --------------------------------------------------------------------------------------------------------
+
+def test_fluency_rejects_doubled_words_articles_capitals_brackets_and_length():
+    original = "The defendant must serve and file a defence (in writing) within 20 days."
+    assert fluency_problem(original, original.replace("serve", "file")) == "fluency:doubled_word"
+    assert fluency_problem(original, original.replace("a defence", "a answer")) == "fluency:article"
+    assert fluency_problem("It ends. The tenant pays.", "It ends. the tenant pays.") == "fluency:capitalisation"
+    assert fluency_problem(original, original.replace("(in writing)", "(in writing")) == "fluency:brackets"
+    assert fluency_problem(original, original[:20] + ".") == "fluency:length"
+    assert fluency_problem(original, original.replace("20", "30")) is None
+
+
+def test_the_lexical_check_calls_wording_found_in_the_context_grounded():
+    context = "Notice must be given in writing. Rent is due within 45 days."
+    source = Example(id="s", context=(context,), answer="Rent is due within 30 days.", label="grounded")
+    same = replace(source.answer, 19, 21, "45", "factual.duration")
+    verdict = asyncio.run(LexicalCheck().verdict(source, same))
+    assert verdict.label == "grounded" and verdict.score == 1.0 and "45" in verdict.reason
+    other = replace(source.answer, 19, 21, "60", "factual.duration")
+    assert asyncio.run(LexicalCheck().verdict(source, other)).label == "ungrounded"
+
+
+def test_the_context_sentence_is_the_one_the_edited_words_came_from():
+    answer = "The Landlord must return the deposit within 21 days after the tenancy ends."
+    candidate = replace(answer, 44, 46, "28", "factual.duration")
+    found = context_sentence((LEASE,), answer, candidate.edit)
+    assert found.text.startswith("(1) The Landlord shall return the deposit within 21 days")
+    assert LEASE[found.start:found.end] == found.text and found.doc_index == 0
+
+
+def test_rule_paraphrases_keep_the_meaning():
+    found = paraphrase_candidates("She must object within 21 days after receiving notice, and has five years.")
+    texts = {c.text for c in found}
+    assert "She must object no later than 21 days after receiving notice, and has five years." in texts
+    assert "She must object within twenty-one days after receiving notice, and has five years." in texts
+    assert "She must object within 21 days after receiving notice, and has 5 years." in texts
+    dated = paraphrase_candidates("The lease ends on 1 May 2024.")
+    assert [c.text for c in dated] == ["The lease ends on May 1, 2024."]
+    assert paraphrase_candidates("The tenant must pay rent.") == []
+
+
+# --- the API -------------------------------------------------------------------------------------------------------
+
+def test_perturb_makes_controls_and_one_error_variants_reproducibly():
+    source = Example(id="nda-1", context=(NDA,), label="grounded", split="dev", meta={"group": "doc-1"},
+                     answer="The Receiving Party shall return all Confidential Information within 30 days after "
+                            "termination, unless the Disclosing Party agrees otherwise in writing.")
+    result = perturb([source], seed=3)
+    assert perturb([source], seed=3).examples == result.examples
+    rows = {row.id: row for row in result.examples}
+    assert rows["nda-1~orig"].answer == source.answer and rows["nda-1~orig"].label == "grounded"
+    assert rows["nda-1~para~1"].meta["perturbation"]["kind"] == "paraphrase"
+    for slug in ("factual", "misattribution", "terminological", "procedural", "contextual"):
+        row = rows[f"nda-1~{slug}~1"]
+        record = row.meta["perturbation"]
+        assert row.label == "ungrounded" and row.error_types == (ERROR_TYPES[slug],)
+        assert record["source_id"] == "nda-1" and record["check"]["judge"] == "lexical"
+        assert record["check"]["label"] == "ungrounded"
+        assert source.answer[record["edit"]["before_start"]:record["edit"]["before_end"]] == record["edit"]["before"]
+        assert record["context_sentence"]["text"] in NDA
+    assert {row.meta["group"] for row in result.examples} == {"doc-1"}
+    assert {row.split for row in result.examples} == {"dev"}
+    assert result.kept_by_type()["reasoning"] == 0      # no rule applies and no generator was given
