@@ -1,5 +1,5 @@
 """report.md: the leaderboard, McNemar matrix, prompt variants, ranking by score, verdict stability, thresholds,
-error-type, cascade and prompt-injection tables of a comparison."""
+error-type (``groundjudge.report.error_types``), cascade and prompt-injection tables of a comparison."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from groundjudge.report.compare import Comparison, format_cell, leaderboard, leaderboard_columns, ranked
+from groundjudge.report.error_types import error_type_tables
 from groundjudge.report.injection import injection_tables
 from groundjudge.report.ranking import ranking_table
 from groundjudge.report.variants import (
@@ -111,31 +112,6 @@ def thresholds(comparison: Comparison) -> dict[str, Any]:
             "headers": ["judge", "threshold", "fitted on"], "rows": rows}
 
 
-def error_types(comparison: Comparison) -> list[dict[str, Any]]:
-    """Miss rate per gold error type; the error types typing judges gave."""
-    typed = {k: comparison.judges[k]["per_error_type"] for k in ranked(comparison)
-             if comparison.judges[k].get("per_error_type")}
-    if not typed:
-        return []
-    kinds = sorted({kind for per_type in typed.values() for kind in per_type})
-    rows = [[comparison.labels[k]] + [f"{v[kind]['miss_rate']:.2f} ({v[kind]['missed']}/{v[kind]['n']})"
-                                      if kind in v else "-" for kind in kinds] for k, v in typed.items()]
-    out = [{"id": "error-types", "keys": list(typed), "title": "Missed errors by gold error type",
-            "note": "Share of the ungrounded answers of each gold error type that the judge called grounded "
-                    "(missed/total); lower is better. Abstentions are not counted as misses here.",
-            "headers": ["judge"] + kinds, "rows": rows}]
-    given = [k for k in ranked(comparison) if comparison.judges[k].get("predicted_error_types")]
-    if given:
-        out.append({"id": "predicted-error-types", "keys": given, "title": "Error types the judges gave", "note": "",
-                    "headers": ["judge", "error types given (claims)", "matches a gold type"], "rows": [
-                        [comparison.labels[k],
-                         ", ".join(f"{t} {n}" for t, n in comparison.judges[k]["predicted_error_types"].items()),
-                         f"{comparison.judges[k]['error_type_accuracy']:.2f} "
-                         f"(n={comparison.judges[k]['error_type_accuracy_n']})"
-                         if "error_type_accuracy" in comparison.judges[k] else "-"] for k in given]})
-    return out
-
-
 def fallback_cascade(comparison: Comparison) -> list[dict[str, Any]]:
     """Escalation and savings of cascades; which path produced the verdicts of fallback judges."""
     out = []
@@ -212,7 +188,7 @@ def extra_tables(comparison: Comparison) -> list[dict[str, Any]]:
     """The tables after the leaderboard, the McNemar matrix and the prompt variants (ranking by score first), as
     data: id, title, note, headers, rows (and ``keys``, the judge of each row, where the first column names one)."""
     return [*ranking_table(comparison), *stability_table(comparison), thresholds(comparison),
-            *error_types(comparison), *fallback_cascade(comparison), *view_independence(comparison),
+            *error_type_tables(comparison), *fallback_cascade(comparison), *view_independence(comparison),
             *injection_tables(comparison), judges(comparison)]
 
 

@@ -214,6 +214,20 @@ def data_label(comparison: Comparison) -> str:
     return f"data: {'; '.join(parts)}; evaluated: {' / '.join(splits)}"
 
 
+def run_dates(comparison: Comparison, keys: list[str]) -> str:
+    """The day (or first – last day) the runs of these judges started, e.g. ``2026-11-23``."""
+    runs = {comparison.run_of[k] for k in keys}
+    days = sorted({run.records.header.started_at[:10] for run in comparison.runs if run.name in runs})
+    if not days:
+        return "date unknown"
+    return days[0] if len(days) == 1 else f"{days[0]} – {days[-1]}"
+
+
+def subtitle(comparison: Comparison, keys: list[str]) -> str:
+    """A figure's second title line: its data and the day its runs started."""
+    return f"{_short(data_label(comparison), 90)}; runs started {run_dates(comparison, keys)}"
+
+
 def roc_curves(comparison: Comparison, out: Path) -> Path | None:
     """ROC curves of every judge whose scores rank the answers, on one figure: ungrounded answers caught against
     grounded answers flagged as a threshold on the score moves, on the labelled answers each judge scored; the
@@ -258,7 +272,8 @@ def roc_curves(comparison: Comparison, out: Path) -> Path | None:
 
 
 def error_types(comparison: Comparison, out: Path) -> Path | None:
-    """Per gold error type, the share of ungrounded answers each judge missed (grouped bars)."""
+    """Per gold error type, the share of ungrounded answers each judge missed (grouped bars; abstentions are not
+    misses here, unlike the recall heat map of :func:`groundjudge.report.error_type_plots.recall_heatmap`)."""
     keys = [k for k in ranked(comparison) if comparison.judges[k].get("per_error_type")]
     if not keys:
         return None
@@ -279,7 +294,8 @@ def error_types(comparison: Comparison, out: Path) -> Path | None:
     ax.set_ylim(0, 1.02)
     ax.set_ylabel("missed: share judged grounded")
     ax.text(0, -0.32, "a flat mark on the axis: none missed", transform=ax.transAxes, fontsize=7, color="#555")
-    ax.set_title("ungrounded answers missed, by gold error type (lower is better)")
+    ax.set_title("ungrounded answers missed, by gold error type (lower is better)\n"
+                 f"{subtitle(comparison, keys)}", fontsize=9, loc="left")
     ax.grid(axis="y", alpha=0.25)
     _judge_legend(fig, comparison, keys)
     fig.tight_layout()
@@ -324,9 +340,12 @@ def slices(comparison: Comparison, out: Path) -> Path | None:
 
 
 def make_plots(comparison: Comparison, out: Path) -> list[Path]:
-    """Every plot the data supports, written into ``out``."""
+    """Every plot the data supports, written into ``out`` (the per error type figures from
+    :mod:`groundjudge.report.error_type_plots`)."""
+    from groundjudge.report.error_type_plots import error_type_figures   # it imports this module's helpers
+
     out.mkdir(parents=True, exist_ok=True)
     made = [tradeoff(comparison, out, cost=False), tradeoff(comparison, out, cost=True), confusions(comparison, out),
             threshold_sweep(comparison, out), roc_curves(comparison, out), error_types(comparison, out),
-            slices(comparison, out)]
+            *error_type_figures(comparison, out), slices(comparison, out)]
     return [p for p in made if p is not None]

@@ -14,6 +14,7 @@ from groundjudge.metrics import (
     mcnemar_p,
     ranking_metrics,
 )
+from groundjudge.runs.error_type_stats import error_type_summary, predicted_error_types
 from groundjudge.runs.injection import injection_summaries
 from groundjudge.runs.latency import latency_summary
 from groundjudge.runs.records import RunRecords
@@ -94,45 +95,6 @@ def latency_without_cache(stats: dict[str, Any]) -> dict[str, Any]:
     """A judge summary's latency statistics had every LLM call been made: ``latency_s_uncached`` when some
     replies came from the cache, otherwise the measured ``latency_s``."""
     return stats.get("latency_s_uncached") or stats["latency_s"]
-
-
-def predicted_error_types(record: ResultRecord) -> list[str]:
-    """Error types the judge gave to the claims of one answer."""
-    return [c.error_type for c in record.result.verdict.claims if c.error_type]
-
-
-def error_type_summary(labelled: list[ResultRecord], taxonomy: frozenset[str] | None = None) -> dict[str, Any]:
-    """Per gold error type: how many ungrounded answers of that type the judge missed (table 4 style),
-    and, for judges that type errors, the types they gave and how often they match the gold type. With the
-    judge's ``taxonomy`` known, the match is scored only on answers whose gold types come from it: gold types
-    of another scheme (SummEdits' edit kinds) cannot match and would read as a 0% match."""
-    out: dict[str, Any] = {}
-    typed = [r for r in labelled if r.example.label == "ungrounded" and r.example.error_types]
-    if typed:
-        per_type: dict[str, dict[str, Any]] = {}
-        for record in typed:
-            for kind in record.example.error_types:
-                row = per_type.setdefault(kind, {"n": 0, "missed": 0, "abstained": 0})
-                row["n"] += 1
-                row["missed"] += record.result.verdict.label == "grounded"
-                row["abstained"] += record.result.verdict.label == "abstain"
-        for row in per_type.values():
-            row["miss_rate"] = row["missed"] / row["n"]
-        out["per_error_type"] = dict(sorted(per_type.items()))
-    predicted = Counter(t for r in labelled for t in predicted_error_types(r))
-    if predicted:
-        out["predicted_error_types"] = dict(predicted.most_common())
-        scored = [r for r in typed if predicted_error_types(r)]
-        if taxonomy is not None:
-            outside = [r for r in scored if not set(r.example.error_types) & taxonomy]
-            scored = [r for r in scored if set(r.example.error_types) & taxonomy]
-            if outside:
-                out["error_type_gold_outside_taxonomy"] = len(outside)
-        if scored:
-            out["error_type_accuracy"] = sum(bool(set(predicted_error_types(r)) & set(r.example.error_types))
-                                             for r in scored) / len(scored)
-            out["error_type_accuracy_n"] = len(scored)
-    return out
 
 
 def cascade_summary(results: list[ResultRecord]) -> dict[str, Any]:

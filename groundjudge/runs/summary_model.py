@@ -57,9 +57,44 @@ class AttackBattery(BaseModel):
     by_style: dict[str, AttackFigures] = Field(default_factory=dict)
 
 
+class ErrorTypeCounts(BaseModel):
+    """Ungrounded answers of one gold error type and how many the judge missed (called grounded)."""
+
+    model_config = ConfigDict(extra="allow")
+    n: int
+    missed: int
+    abstained: int = 0
+    miss_rate: float = Field(description="missed / n (abstentions are not misses).")
+
+
+class TypeScores(BaseModel):
+    """The typing's precision, recall and F1 for one error type (scikit-learn, zero when undefined)."""
+
+    model_config = ConfigDict(extra="allow")
+    precision: float
+    recall: float
+    f1: float
+    support: int = Field(description="Answers of that gold type.")
+
+
+class ErrorTyping(BaseModel):
+    """How well a typing judge names the error (``groundjudge.runs.error_type_stats.typing_confusion``)."""
+
+    model_config = ConfigDict(extra="allow")
+    n: int = Field(description="Ungrounded answers whose gold type is in the judge's taxonomy.")
+    types: list[str] = Field(description="The taxonomy's types: the rows of the confusion matrix.")
+    predicted: list[str] = Field(description="The columns: the types, any other type given, then 'none'.")
+    confusion: dict[str, dict[str, int]] = Field(description="Gold type -> the judge's type of the answer -> count.")
+    per_type: dict[str, TypeScores] = Field(default_factory=dict)
+    macro_f1: float = Field(description="Mean F1 over the types that are a gold or a predicted type.")
+    accuracy: float = Field(description="Answers given their gold type.")
+    n_none: int = Field(default=0, description="Answers given no type (judged grounded, abstained, untyped).")
+
+
 class JudgeSummary(BaseModel):
-    """One judge's figures: quality (with 95% CIs), abstentions, cost, tokens, latency, stability, and suspected
-    prompt injections (with an attack battery's figures on such data)."""
+    """One judge's figures: quality (with 95% CIs), abstentions, cost, tokens, latency, stability, suspected
+    prompt injections (with an attack battery's figures on such data), and per gold error type figures (recall,
+    and for typing judges the confusion matrix of the typing)."""
 
     model_config = ConfigDict(extra="allow")
     n: int = Field(description="Labelled answers scored.")
@@ -81,6 +116,17 @@ class JudgeSummary(BaseModel):
     suspected_injection: InjectionFlags | None = Field(
         default=None, description="Verdicts flagged for suspected prompt injection (when any is, or on a battery).")
     attacks: AttackBattery | None = Field(default=None, description="Figures on an attack battery's data.")
+    per_error_type: dict[str, ErrorTypeCounts] | None = Field(
+        default=None, description="Per gold error type: ungrounded answers missed.")
+    error_type_recall: dict[str, Rate] | None = Field(
+        default=None, description="Per gold error type: answers judged ungrounded (abstentions not caught), with "
+                                  "the Wilson 95% interval.")
+    most_missed_type: str | None = Field(
+        default=None, description="The gold type with the lowest recall among those with 5 answers or more.")
+    predicted_error_types: dict[str, int] | None = Field(default=None, description="Types given to claims.")
+    error_type_accuracy: float | None = Field(default=None, description="Typed answers whose types include a gold one.")
+    error_typing: ErrorTyping | None = Field(
+        default=None, description="Typing judges: confusion matrix of the typing, per-type P/R/F1, macro-F1.")
 
 
 class VariantComparison(BaseModel):
