@@ -189,6 +189,9 @@ class LLMCall(_Frozen):
     attempts: int = 1
     repeat: int = Field(default=0, description="Which repeat of the answer this call belongs to (judge repeats=N).")
     cached: bool = False
+    batch: bool = Field(default=False, description=(
+        "The reply came from a provider batch (OpenAI Batch API, Anthropic Message Batches), at the batch price."))
+    batch_id: str | None = Field(default=None, description="The provider's id of that batch.")
     source_latency_s: float | None = Field(
         default=None, description="For a cached reply: the latency of the call that first produced it.")
     error: str | None = None

@@ -15,6 +15,7 @@ from groundjudge.cli.common import UsageError  # noqa: E402
 from groundjudge.experiment import ExperimentError  # noqa: E402
 from groundjudge.formats.load import DataError  # noqa: E402
 from groundjudge.judges import SpecError  # noqa: E402
+from groundjudge.llm.batch import BatchUnavailable  # noqa: E402
 from groundjudge.llm.templates import TemplateError  # noqa: E402
 from groundjudge.local_nli.model import ModelUnavailable  # noqa: E402
 from groundjudge.runs.lock import RunLockError  # noqa: E402
@@ -39,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.func(args)
     except (DataError, ExperimentError, SpecError, UsageError, RecordsError, ModelUnavailable, TemplateError,
-            RunLockError) as err:
+            RunLockError, BatchUnavailable) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
 

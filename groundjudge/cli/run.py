@@ -77,6 +77,13 @@ def add_parser(verbs) -> None:
     add_llm_options(run)
     run.add_argument("--max-cost", type=float, metavar="USD",
                      help="stop new LLM calls once this much is spent (the rest fall back or abstain: budget)")
+    run.add_argument("--batch", action="store_true", default=None,
+                     help="send every LLM judge's calls through the provider batch APIs (OpenAI, Anthropic): half "
+                          "price, in rounds (a chain advances one stage per batch); --resume polls open batches")
+    run.add_argument("--batch-poll-s", type=float, metavar="S", help="seconds between polls of open batches "
+                                                                     "(default 30)")
+    run.add_argument("--batch-max-wait-s", type=float, metavar="S",
+                     help="stop the run after waiting this long for open batches (default 25 h; --resume goes on)")
     run.add_argument("--dry-run", action="store_true",
                      help="list the judges (an experiment's expanded) and estimate LLM calls, tokens and $; "
                           "call nothing")

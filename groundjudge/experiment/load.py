@@ -69,6 +69,9 @@ class RunSection(BaseModel):
     out: str | None = Field(default=None, description="Run folder (relative to the current folder, as --out).")
     concurrency: int | None = Field(default=None, ge=1)
     max_cost: float | None = Field(default=None, ge=0.0)
+    batch: bool | None = Field(default=None, description="Every LLM judge through the provider batch APIs.")
+    batch_poll_s: float | None = Field(default=None, gt=0.0)
+    batch_max_wait_s: float | None = Field(default=None, ge=0.0)
     prompts: str | None = Field(default=None, description="Template folder for every judge without its own.")
     cache_dir: str | None = None
 

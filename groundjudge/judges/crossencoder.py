@@ -56,6 +56,7 @@ class CrossEncoderJudge(NLIJudge):
     _card: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         if not self.model:
             raise SpecError("crossencoder needs model=DIR (a model trained with `groundjudge train`)")
         card = read_card(self.model)

@@ -12,15 +12,17 @@ All claim x window pairs of an example are scored in one batched call.
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import time
 from dataclasses import dataclass
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 
-from groundjudge.judges import register
+from groundjudge.judges import SpecError, register
 from groundjudge.judges.scoring import Scored, decide
 from groundjudge.judges.span import find_span, locate
+from groundjudge.local_nli.devices import Device, DeviceError, DType, placement
 from groundjudge.local_nli.evidence import EvidenceMethod, Selection, select_evidence
 from groundjudge.local_nli.model import DEFAULT_EMBEDDER
 from groundjudge.local_nli.nli_model import CONTRADICTION, ENTAILMENT, NLIModel, ScoreStats, load_nli_model
@@ -71,6 +73,30 @@ def _as_evidence(window: Window) -> Evidence:
     return Evidence(text=window.text, doc_index=window.doc_index, start=window.start, end=window.end)
 
 
+def check_placement(kind: str, device: str, dtype: str, bf16: bool = False) -> None:
+    """Refuse, when the judge is created, a device or dtype this machine cannot give (a SpecError naming the
+    setting), instead of failing every example later. Without torch installed, loading reports it instead."""
+    if importlib.util.find_spec("torch") is None:
+        return
+    try:
+        placement(device, dtype, bf16)
+    except DeviceError as err:
+        raise SpecError(f"judge {kind!r}: {err}") from None
+
+
+def claim_windows(context: tuple[str, ...], claims: list[str], engine: Any, top_k: int, window_tokens: int | None,
+                  evidence: EvidenceMethod, evidence_model: str) -> tuple[list[Window], Selection]:
+    """The context's windows that fit beside the longest claim, and each claim's top-k of them.
+
+    ``engine`` is any local scorer with ``max_length``, ``special_tokens`` (tokens its input adds around the
+    pair) and ``token_length(text)``: the NLI model, HHEM, MiniCheck.
+    """
+    longest = max(engine.token_length(c) for c in claims)
+    budget = window_budget(engine.max_length, longest, engine.special_tokens, window_tokens)
+    wins = windows(context, budget, engine.token_length)
+    return wins, select_evidence(claims, [w.text for w in wins], top_k, evidence, evidence_model)
+
+
 @register
 @dataclass(frozen=True)
 class NLIJudge:
@@ -94,6 +120,13 @@ class NLIJudge:
     bf16: bool = False
     backend: Literal["torch", "onnx"] = "torch"
     """``onnx``: ONNX Runtime on CPU (exported once per model; with ``int8`` quantised by onnxruntime)."""
+    labels: tuple[str, ...] = ()
+    """The checkpoint's label names in index order when its config says only LABEL_0 / LABEL_1, e.g.
+    ``labels=[not_supported, supported]`` (FactKB-style binary) or ``[contradiction, entailment]``."""
+    device: Device = "auto"
+    """``auto`` (cuda, else mps, else cpu), ``cpu``, ``cuda`` or ``mps``."""
+    dtype: DType = "float32"
+    """``float32``, ``bfloat16`` (what ``bf16=true`` means) or ``float16`` (GPU only)."""
     span_backup: bool = True
     short_answer_tokens: int = 10
     answer_score: Literal["supported", "entailment"] = "supported"
@@ -101,16 +134,18 @@ class NLIJudge:
     lowest max-entailment probability of its claims (continuous, so a threshold fitted on dev can do more)."""
     threshold: float = 0.5
 
+    def __post_init__(self) -> None:
+        check_placement(self.name, self.device, self.dtype, self.bf16)
+
     def engine(self) -> NLIModel:
         """The loaded model (shared per process)."""
-        return load_nli_model(self.model, self.batch_size, self.max_length, self.int8, self.bf16, self.backend)
+        return load_nli_model(self.model, self.batch_size, self.max_length, self.int8, self.bf16, self.backend,
+                              self.device, self.dtype, tuple(self.labels))
 
     def evidence_windows(self, example: Example, claims: list[str], engine: NLIModel) -> tuple[list[Window], Selection]:
         """The context's windows (fitting beside the longest claim) and each claim's top-k of them."""
-        longest = max(engine.token_length(c) for c in claims)
-        budget = window_budget(engine.max_length, longest, engine.special_tokens, self.window_tokens)
-        wins = windows(example.context, budget, engine.token_length)
-        return wins, select_evidence(claims, [w.text for w in wins], self.top_k, self.evidence, self.evidence_model)
+        return claim_windows(example.context, claims, engine, self.top_k, self.window_tokens, self.evidence,
+                             self.evidence_model)
 
     def rule(self, entail: float, contradict: float) -> ClaimLabel:
         """The claim label from its max entailment and contradiction (the seed rule with ``tau``)."""

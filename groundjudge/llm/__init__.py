@@ -2,7 +2,8 @@
 
 ``client`` (LLMService: render, cache, call with retries, validate, record), ``settings`` (LLMSettings),
 ``cache`` (the call cache), ``cost`` (prices and the budget), ``errors`` (ProviderError, retry rules,
-key redaction), ``templates`` (the Jinja prompt library) and ``dryrun`` (cost estimates before a run).
+key redaction), ``templates`` (the Jinja prompt library), ``dryrun`` (cost estimates before a run) and
+``batch`` (the OpenAI and Anthropic batch APIs, built on the cache).
 """
 
 from groundjudge.llm.cache import CallCache, cache_key

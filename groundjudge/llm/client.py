@@ -8,7 +8,9 @@ the validation error, and records every call as an :class:`LLMCall`. A reply
 still invalid returns ``None`` (the judge abstains with ``parse_failure``);
 a provider that cannot be used raises :class:`ProviderError` with a reason the
 fallback judge understands. API keys are read from the environment by litellm
-and are scrubbed from every message that is recorded or logged.
+and are scrubbed from every message that is recorded or logged. In a batch run
+(``LLMService.batch``) a batch-mode judge's call that is not in the cache is
+filed for the next provider batch instead of sent (see ``groundjudge.llm.batch``).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from tenacity import (  # noqa: E402
     stop_after_attempt,
 )
 
+from groundjudge.llm.batch.requests import BatchSession
 from groundjudge.llm.cache import CallCache, cache_key, recorded_entry
 from groundjudge.llm.concurrency import resolve_concurrency, server_slots
 from groundjudge.llm.context_window import check_fits, model_window
@@ -147,6 +150,9 @@ class LLMService:
     budget: Budget = field(default_factory=Budget)
     offline: bool = False
     """No network: a call not in the cache fails with reason 'offline' (used by replay)."""
+    batch: BatchSession | None = None
+    """A batch run's session: calls of batch-mode judges not in the cache are filed for the next provider batch
+    (:class:`~groundjudge.llm.batch.Deferred`) instead of sent; None outside a batch run (calls go online)."""
     _limits: dict = field(default_factory=dict, repr=False)
 
     async def _limiters(self, settings: LLMSettings) -> _ModelLimits:
@@ -240,9 +246,14 @@ class LLMService:
                 "prompt_hash": prompt_hash, "cache_key": key, "messages": tuple(messages), "repeat": repeat}
         hit = self.cache.get(key)
         if hit is not None:
+            # a batch run: a reply it paid for (a batch line, or a call of an example deferred after it) is
+            # charged to the first record that reads it, as a call made
+            fresh = self.batch.claim(key) if self.batch is not None else None
             return LLMCall(**base, raw_output=hit["raw_output"], input_tokens=hit["input_tokens"],
-                           output_tokens=hit["output_tokens"], cost_usd=hit["cost_usd"], cached=True, attempts=0,
-                           source_latency_s=hit.get("latency_s"), logprobs=hit.get("logprobs"))
+                           output_tokens=hit["output_tokens"], cost_usd=hit["cost_usd"], cached=fresh is None,
+                           attempts=0 if fresh is None else 1, source_latency_s=hit.get("latency_s"),
+                           latency_s=(hit.get("latency_s") or 0.0) if fresh is not None else 0.0,
+                           logprobs=hit.get("logprobs"), batch=bool(hit.get("batch_id")), batch_id=hit.get("batch_id"))
         if self.offline:
             raise ProviderError("offline", f"no recorded reply for a {template!r} call and the network is off")
         missing = _needs_key(settings)
@@ -251,6 +262,8 @@ class LLMService:
         self.budget.check()
         limits = await self._limiters(settings)
         check_fits(settings, messages, limits.window, template)
+        if self.batch is not None and self.batch.applies(settings):
+            self._defer(settings, key, base, messages, response_format, extra)   # raises Deferred, or retries online
         prompt_tokens = litellm.token_counter(model=settings.model, messages=messages) if limits.tokens else 0
         kwargs: dict[str, Any] = {"model": settings.model, "messages": messages, "timeout": settings.timeout,
                                   "max_retries": 0, "num_retries": 0, **settings.sampling()}
@@ -318,4 +331,24 @@ class LLMService:
                        concurrency=limits.concurrency, server_slots=limits.server_slots, in_flight=in_flight,
                        attempts=attempts)
         self.cache.put(key, recorded_entry(call))
+        if self.batch is not None:
+            self.batch.paid_online(key)
         return call
+
+    def _defer(self, settings: LLMSettings, key: str, base: dict[str, Any], messages: list[dict],
+               response_format: dict | None, extra: dict[str, Any]) -> None:
+        """Batch mode: file the request for the next batch (raises Deferred). A request whose batch line failed
+        returns (it is retried online) or, with ``batch_failures=abstain``, raises ProviderError with the reason."""
+        params = {**settings.sampling(), **({"response_format": response_format} if response_format else {}), **extra}
+        try:
+            failure = self.batch.defer(key, settings, messages, params, base["template"])
+        except litellm.BadRequestError as err:   # parameters the provider does not take (as online)
+            message = redact(f"{type(err).__name__}: {err}")[:1000]
+            refused = ProviderError("bad_request", message)
+            refused.call = LLMCall(**base, attempts=0, batch=True, error=f"bad_request: {message}")
+            raise refused from None
+        if settings.batch_failures == "abstain":
+            error = ProviderError(failure.reason, f"batch {failure.batch_id}: {failure.message}")
+            error.call = LLMCall(**base, attempts=0, batch=True, batch_id=failure.batch_id,
+                                 error=f"{failure.reason}: {failure.message}"[:1000])
+            raise error

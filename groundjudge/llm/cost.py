@@ -51,3 +51,12 @@ def price(settings: LLMSettings, input_tokens: int, output_tokens: int) -> float
     prompt_cost, completion_cost = litellm.cost_per_token(model=settings.model, prompt_tokens=input_tokens,
                                                           completion_tokens=output_tokens)
     return float(prompt_cost + completion_cost)
+
+
+BATCH_DISCOUNT = 0.5
+"""What the provider batch APIs charge relative to online calls (OpenAI and Anthropic: half price)."""
+
+
+def batch_price(settings: LLMSettings, input_tokens: int, output_tokens: int) -> float:
+    """Batch price of that many tokens: :func:`price` (litellm's table or the settings' override) halved."""
+    return price(settings, input_tokens, output_tokens) * BATCH_DISCOUNT

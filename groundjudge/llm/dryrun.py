@@ -8,6 +8,8 @@ from typing import Any
 import litellm
 
 from groundjudge.llm import LLMSettings, price
+from groundjudge.llm.batch import provider_of
+from groundjudge.llm.cost import BATCH_DISCOUNT
 from groundjudge.llm.templates import PromptLibrary
 from groundjudge.types import Example
 
@@ -21,18 +23,20 @@ def _inner_judges(judge: Any) -> list[Any]:
 def estimate_run(judge: Any, examples: Sequence[Example], prompts: PromptLibrary,
                  seen: set[tuple] | None = None) -> dict[str, Any]:
     """Estimated calls, input/output tokens and $ for one judge over the examples (an upper bound for
-    cascades and fallbacks, which are counted as if every example reached the LLM).
+    cascades and fallbacks, which are counted as if every example reached the LLM), and the $ with ``--batch``
+    (``cost_usd_batch``: the provider batch APIs' half price for OpenAI and Anthropic models, others as online).
 
     A request rendered identically before (same model settings and messages: facts of a shared context, or the
     extraction of another judge that differs only in its verification prompt) is counted once, as the call
     cache answers it; pass one ``seen`` set to every judge of a run to count across judges."""
     calls = tokens_in = tokens_out = 0
-    cost = 0.0
+    cost = batch_cost = 0.0
     seen_prompts: set[tuple] = set() if seen is None else seen
     for inner in _inner_judges(judge):
         if not hasattr(inner, "expected_calls"):
             continue
         settings: LLMSettings = inner.llm_settings()
+        discount = BATCH_DISCOUNT if provider_of(settings.model) else 1.0
         for example in examples:
             for prompt, variables, out_tokens in inner.expected_calls(example):
                 messages = list(getattr(inner, "library", prompts).render(prompt, variables).messages)
@@ -44,6 +48,9 @@ def estimate_run(judge: Any, examples: Sequence[Example], prompts: PromptLibrary
                 calls += 1
                 tokens_in += n_in
                 tokens_out += out_tokens
-                cost += price(settings, n_in, out_tokens)
-    return {"llm_calls": calls, "tokens": {"input": tokens_in, "output": tokens_out}, "cost_usd": cost}
+                online = price(settings, n_in, out_tokens)
+                cost += online
+                batch_cost += online * discount
+    return {"llm_calls": calls, "tokens": {"input": tokens_in, "output": tokens_out}, "cost_usd": cost,
+            "cost_usd_batch": batch_cost}
 

@@ -10,6 +10,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 
 JsonMode = Literal["auto", "schema", "object", "none"]
+BatchFailures = Literal["retry", "abstain"]
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,13 @@ class LLMSettings:
     unchecked). A longer prompt is never sent: the answer abstains with ``context_too_long``."""
     input_cost_per_mtok: float | None = None
     output_cost_per_mtok: float | None = None
+    batch: bool = False
+    """Send this judge's calls through the provider's batch API (OpenAI Batch API, Anthropic Message Batches; half
+    price, replies within 24 h) instead of one by one: a run then judges in rounds, one batch per round and model
+    (see ``groundjudge.llm.batch``). Outside a run (a judge called directly) calls go online."""
+    batch_failures: BatchFailures = "retry"
+    """A batch line that failed or expired: ``retry`` sends it online (with the usual retries); ``abstain`` makes
+    the answer abstain with reason ``batch_failed`` / ``batch_expired``."""
 
     def sampling(self) -> dict[str, Any]:
         """The settings that change what the model answers (part of the cache key)."""

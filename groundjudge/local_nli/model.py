@@ -8,7 +8,11 @@ import threading
 from functools import lru_cache
 from pathlib import Path
 
+from groundjudge.local_nli.devices import best_device
+
 log = logging.getLogger(__name__)
+
+__all__ = ["DEFAULT_EMBEDDER", "ModelUnavailable", "best_device", "load_embedder", "resolve_model", "torch_threads"]
 
 DEFAULT_EMBEDDER = "sentence-transformers/all-MiniLM-L6-v2"
 """Hub name of the default sentence embedder."""
@@ -89,14 +93,3 @@ def load_embedder(name: str):
         torch.set_num_threads(torch_threads())
         log.info("loading embedder %s from %s", name, path)
         return SentenceTransformer(path, device=best_device())
-
-
-def best_device() -> str:
-    """cuda if available, then mps, else cpu."""
-    import torch
-
-    if torch.cuda.is_available():
-        return "cuda"
-    if getattr(torch.backends, "mps", None) and torch.backends.mps.is_available():
-        return "mps"
-    return "cpu"

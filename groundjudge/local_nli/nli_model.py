@@ -1,7 +1,8 @@
 """Any sequence-classification NLI / consistency model as a batched (premise, hypothesis) scorer.
 
 Labels are read from the model's ``config.id2label`` (checkpoints order them
-differently). All pairs of a call are tokenized at once, sorted by token
+differently), or from the ``labels`` a user names when the config says only
+LABEL_0 / LABEL_1. All pairs of a call are tokenized at once, sorted by token
 length and cut into batches, so batches carry little padding; results come
 back in input order. Only the premise is cut to fit (``only_first``), and
 never silently: every cut pair is counted in ``ScoreStats``.
@@ -18,7 +19,10 @@ from typing import Any
 
 import numpy as np
 
-from groundjudge.local_nli.model import best_device, resolve_model, torch_threads
+from groundjudge.local_nli.batches import ScoreStats, pad_rows, run_sorted
+from groundjudge.local_nli.devices import DeviceError, Placement, placement
+from groundjudge.local_nli.model import ModelUnavailable, resolve_model, torch_threads
+from groundjudge.local_nli.model_cache import load_pretrained, shared
 
 log = logging.getLogger(__name__)
 
@@ -33,55 +37,56 @@ _NEUTRAL_STEMS = ("neutral", "not_enough", "unverifiable", "unknown")
 _STEMS = ((CONTRADICTION, _CONTRADICTION_STEMS), (NEUTRAL, _NEUTRAL_STEMS), (ENTAILMENT, _ENTAILMENT_STEMS))
 
 
-class LabelMapError(ValueError):
-    """A model whose label names cannot be mapped to entailment / neutral / contradiction."""
+class LabelMapError(ModelUnavailable, ValueError):
+    """A model whose label names cannot be mapped to entailment / neutral / contradiction (the model is unusable
+    as given, so a run stops with the message instead of failing every example)."""
 
 
-def map_labels(id2label: dict[int, str]) -> dict[int, int]:
-    """Model label index -> column (ENTAILMENT / NEUTRAL / CONTRADICTION), by label name (case-insensitive)."""
-    mapping: dict[int, int] = {}
-    for index, name in id2label.items():
-        key = str(name).lower().replace(" ", "_").replace("-", "_")
-        for column, stems in _STEMS:
-            if any(stem in key for stem in stems):
-                mapping[int(index)] = column
-                break
-    unmapped = {i: n for i, n in id2label.items() if int(i) not in mapping}
+def _column(name: str) -> int | None:
+    key = str(name).lower().replace(" ", "_").replace("-", "_")
+    for column, stems in _STEMS:
+        if any(stem in key for stem in stems):
+            return column
+    return None
+
+
+LABELS_HINT = ("name the checkpoint's label order with the judge's labels= setting, e.g. "
+               "labels=[not_supported,supported] or labels=[contradiction,entailment] for a two-label model, "
+               "labels=[entailment,neutral,contradiction] for a three-label one")
+"""How to fix a model whose labels cannot be read (quoted in LabelMapError)."""
+
+
+def map_labels(id2label: dict[int, str], labels: Sequence[str] | None = None) -> dict[int, int]:
+    """Model label index -> column (ENTAILMENT / NEUTRAL / CONTRADICTION), by label name (case-insensitive).
+
+    ``labels``, when given, overrides the config: the name of label 0, 1, ... in the checkpoint's order
+    (for configs that say only LABEL_0 / LABEL_1). A two-label model is entailment vs not-entailment: its
+    other label goes to CONTRADICTION even when named neutral / not_enough_info, so nothing is lost.
+    """
+    names = dict(id2label)
+    if labels:
+        if len(labels) != len(id2label):
+            raise LabelMapError(f"labels={list(labels)} names {len(labels)} labels but the model has "
+                                f"{len(id2label)} ({dict(id2label)}); {LABELS_HINT}")
+        names = dict(enumerate(labels))
+    mapping = {int(i): c for i, n in names.items() if (c := _column(n)) is not None}
+    unmapped = {i: n for i, n in names.items() if int(i) not in mapping}
+    source = f"labels={list(labels)}" if labels else f"the model's labels {dict(id2label)}"
     if unmapped or ENTAILMENT not in mapping.values():
         raise LabelMapError(
-            f"cannot map the model's labels {dict(id2label)} to entailment / neutral / contradiction "
-            f"(unmapped: {unmapped or 'none'}, entailment found: {ENTAILMENT in mapping.values()}); "
-            "name them in the model's config.id2label, e.g. {0: 'entailment', 1: 'neutral', 2: 'contradiction'}")
+            f"cannot map {source} to entailment / neutral / contradiction "
+            f"(unmapped: {unmapped or 'none'}, entailment found: {ENTAILMENT in mapping.values()}); {LABELS_HINT}")
+    if len(names) == 2:
+        if sorted(mapping.values()).count(ENTAILMENT) != 1:
+            raise LabelMapError(f"{source}: a two-label model needs exactly one entailment-like label "
+                                f"(got {names}); {LABELS_HINT}")
+        mapping = {i: ENTAILMENT if c == ENTAILMENT else CONTRADICTION for i, c in mapping.items()}
     return mapping
-
-
-@dataclass
-class ScoreStats:
-    """What the scorer did: pairs scored, pairs whose premise was cut to fit, pairs whose claim was cut too."""
-
-    pairs_scored: int = 0
-    pairs_truncated: int = 0
-    claims_truncated: int = 0
-    """Pairs whose hypothesis alone did not fit, so it was cut as well (longest_first)."""
-    batches: int = 0
-    padded_tokens: int = 0
-    """Tokens fed to the model, padding included (a measure of wasted work)."""
-    real_tokens: int = 0
-
-    def add(self, other: ScoreStats) -> None:
-        """Accumulate another call's counts into this one."""
-        for name in self.__dataclass_fields__:
-            setattr(self, name, getattr(self, name) + getattr(other, name))
-
-    def as_timings(self) -> dict[str, float]:
-        """The counts as floats, for ``JudgeResult.timings``."""
-        return {"pairs_scored": float(self.pairs_scored), "pairs_truncated": float(self.pairs_truncated),
-                "claims_truncated": float(self.claims_truncated), "batches": float(self.batches)}
 
 
 @dataclass(frozen=True)
 class _Backbone:
-    """A loaded tokenizer + model, shared by every NLIModel of the same (path, precision)."""
+    """A loaded tokenizer + model, shared by every NLIModel of the same (path, placement, precision, backend)."""
 
     tokenizer: Any
     model: Any
@@ -97,24 +102,30 @@ def _model_limit(tokenizer: Any, config: Any) -> int:
     return min(int(getattr(config, "max_position_embeddings", 512) or 512), 512)
 
 
-_LOAD_LOCK = threading.Lock()
-
-
 BACKENDS = ("torch", "onnx")
 """``torch``: transformers on CUDA / MPS / CPU; ``onnx``: ONNX Runtime on CPU (see onnx_backend)."""
 
 
-def _backbone(path: str, int8: bool, bf16: bool, backend: str = "torch") -> _Backbone:
-    """The shared backbone, loaded by one thread at a time (so never twice)."""
+def _backbone(path: str, int8: bool, where: Placement, backend: str = "torch") -> _Backbone:
+    """The shared backbone of a (path, int8, placement, backend), loaded once per process by one thread; a plain
+    torch model is the very one every other local judge naming (path, placement) uses."""
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r}; known: {', '.join(BACKENDS)}")
-    with _LOAD_LOCK:
-        return _load_backbone(path, int8, bf16, backend)
+    if backend == "onnx" and where.device != "cpu":
+        raise DeviceError(f"backend=onnx runs on CPU only, not on {where.device}; use backend=torch there")
+    quantise = int8 and where.device == "cpu"
+    if int8 and not quantise:
+        log.warning("int8 dynamic quantisation is for CPU; running %s unquantised on %s", path, where.device)
+    if backend == "torch" and not quantise:
+        loaded = load_pretrained("AutoModelForSequenceClassification", path, where)
+        return _Backbone(tokenizer=loaded.tokenizer, model=loaded.model, device=where.device,
+                         limit=_model_limit(loaded.tokenizer, loaded.model.config), lock=loaded.lock)
+    return shared(("AutoModelForSequenceClassification", path, where.device, where.dtype, "int8" if quantise else "",
+                   backend), lambda: _load_backbone(path, quantise, backend))
 
 
-@lru_cache(maxsize=4)
-def _load_backbone(path: str, int8: bool, bf16: bool, backend: str = "torch") -> _Backbone:
-    """Load a tokenizer and model once per process (per precision and backend)."""
+def _load_backbone(path: str, int8: bool, backend: str) -> _Backbone:
+    """Load a tokenizer and an int8-quantised (CPU) or ONNX Runtime model."""
     import torch
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
@@ -125,18 +136,11 @@ def _load_backbone(path: str, int8: bool, bf16: bool, backend: str = "torch") ->
 
         log.info("loading NLI model from %s with ONNX Runtime (int8=%s)", path, int8)
         model = OnnxClassifier(path, int8)
-        return _Backbone(tokenizer=tokenizer, model=model, device="cpu", limit=_model_limit(tokenizer, model.config),
-                         lock=threading.Lock())
-    device = best_device()
-    log.info("loading NLI model from %s on %s (int8=%s, bf16=%s)", path, device, int8, bf16)
-    model = AutoModelForSequenceClassification.from_pretrained(path).to(device).eval()
-    if int8 and device != "cpu":
-        log.warning("int8 dynamic quantisation is for CPU; running %s unquantised on %s", path, device)
-    elif int8:
+    else:
+        log.info("loading NLI model from %s on cpu, int8-quantised", path)
+        model = AutoModelForSequenceClassification.from_pretrained(path).eval()
         model = torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
-    elif bf16:
-        model = model.to(torch.bfloat16)
-    return _Backbone(tokenizer=tokenizer, model=model, device=device, limit=_model_limit(tokenizer, model.config),
+    return _Backbone(tokenizer=tokenizer, model=model, device="cpu", limit=_model_limit(tokenizer, model.config),
                      lock=threading.Lock())
 
 
@@ -156,18 +160,30 @@ class NLIModel:
     (mean 0.0003, max 0.006 in the same benchmark)."""
     backend: str = "torch"
     """``torch`` or ``onnx`` (ONNX Runtime on CPU; with ``int8`` its own dynamic quantisation)."""
+    device: str = "auto"
+    """``auto`` (cuda, else mps, else cpu), ``cpu``, ``cuda`` or ``mps`` (see groundjudge.local_nli.devices)."""
+    dtype: str = "float32"
+    """``float32``, ``bfloat16`` (same as ``bf16=True``) or ``float16`` (GPU only)."""
+    labels: tuple[str, ...] = ()
+    """The checkpoint's label names in index order, overriding its config (see :func:`map_labels`)."""
     stats: ScoreStats = field(default_factory=ScoreStats)
     """Counts over every call of this instance."""
 
     def __post_init__(self) -> None:
-        backbone = _backbone(resolve_model(self.name), self.int8, self.bf16, self.backend)
+        where = placement("cpu" if self.backend == "onnx" and self.device == "auto" else self.device,
+                          self.dtype, self.bf16)
+        backbone = _backbone(resolve_model(self.name), self.int8, where, self.backend)
         self.tokenizer, self.model, self.device = backbone.tokenizer, backbone.model, backbone.device
+        self.placement = where
         self._lock = backbone.lock
         self.max_length = min(self.max_length or backbone.limit, backbone.limit)
         self.special_tokens = self.tokenizer.num_special_tokens_to_add(pair=True)
         config = self.model.config
         self.single_logit = config.num_labels == 1
-        self.columns = {0: ENTAILMENT} if self.single_logit else map_labels(config.id2label)
+        if self.single_logit and self.labels and len(self.labels) != 1:
+            raise LabelMapError(f"labels={list(self.labels)} names {len(self.labels)} labels but the model has one "
+                                "logit (read as the sigmoid of entailment)")
+        self.columns = {0: ENTAILMENT} if self.single_logit else map_labels(config.id2label, self.labels)
 
     def token_length(self, text: str) -> int:
         """Tokens of a text without special tokens."""
@@ -217,28 +233,17 @@ class NLIModel:
 
     def pad(self, rows: Sequence[dict[str, list]]) -> dict[str, Any]:
         """One batch as tensors, padded to its longest pair on the tokenizer's padding side."""
-        import torch
-
-        width = max(len(r["input_ids"]) for r in rows)
-        pad_values = {"input_ids": self.tokenizer.pad_token_id or 0, "token_type_ids": 0, "attention_mask": 0}
-        left = self.tokenizer.padding_side == "left"
-        batch = {}
-        for key in rows[0]:
-            filled = [([pad_values[key]] * (width - len(r[key])) + r[key]) if left
-                      else (r[key] + [pad_values[key]] * (width - len(r[key]))) for r in rows]
-            batch[key] = torch.tensor(filled, dtype=torch.long)
-        return batch
+        return pad_rows(rows, self.tokenizer.pad_token_id, self.tokenizer.padding_side == "left")
 
     def score_pairs(self, premises: Sequence[str], hypotheses: Sequence[str], *, sort_by_length: bool = True,
                     stats: ScoreStats | None = None) -> np.ndarray:
         """Probabilities [entailment, neutral, contradiction] per pair, in input order.
 
         Pairs are sorted by token length and batched (``sort_by_length=False``:
-        batches in input order, for comparison). ``stats``, if given, receives
-        this call's counts; ``self.stats`` accumulates every call's.
+        batches in input order, for comparison); out of memory, a batch is halved and
+        retried, and the smaller size kept. ``stats``, if given, receives this call's
+        counts; ``self.stats`` accumulates every call's.
         """
-        import torch
-
         if len(premises) != len(hypotheses):
             raise ValueError(f"{len(premises)} premises but {len(hypotheses)} hypotheses")
         n = len(premises)
@@ -246,16 +251,12 @@ class NLIModel:
         call = ScoreStats()
         if n:
             rows = self.encode(premises, hypotheses, call)
-            lengths = np.array([len(r["input_ids"]) for r in rows])
-            order = np.argsort(lengths, kind="stable") if sort_by_length else np.arange(n)
-            with self._lock, torch.inference_mode():
-                for start in range(0, n, self.batch_size):
-                    index = order[start:start + self.batch_size]
-                    batch = {k: v.to(self.device) for k, v in self.pad([rows[i] for i in index]).items()}
-                    result[index] = self.probabilities(self.model(**batch).logits)
-                    call.batches += 1
-                    call.padded_tokens += int(batch["input_ids"].numel())
-                    call.real_tokens += int(lengths[index].sum())
+            with self._lock:
+                scored, self.batch_size = run_sorted(
+                    rows, self.batch_size, self.device, self.tokenizer.pad_token_id,
+                    self.tokenizer.padding_side == "left", lambda batch: self.probabilities(self.model(**batch).logits),
+                    call, sort_by_length)
+            result = np.vstack(scored).astype(np.float32)
             call.pairs_scored = n
         self.stats.add(call)
         if stats is not None:
@@ -265,6 +266,9 @@ class NLIModel:
 
 @lru_cache(maxsize=8)
 def load_nli_model(name: str, batch_size: int = 16, max_length: int | None = None, int8: bool = False,
-                   bf16: bool = False, backend: str = "torch") -> NLIModel:
-    """One NLIModel per settings in a process; the weights are loaded once per (model, precision, backend)."""
-    return NLIModel(name=name, batch_size=batch_size, max_length=max_length, int8=int8, bf16=bf16, backend=backend)
+                   bf16: bool = False, backend: str = "torch", device: str = "auto", dtype: str = "float32",
+                   labels: tuple[str, ...] = ()) -> NLIModel:
+    """One NLIModel per settings in a process; the weights are loaded once per (model, device, precision,
+    backend) and shared with every other local judge naming them."""
+    return NLIModel(name=name, batch_size=batch_size, max_length=max_length, int8=int8, bf16=bf16, backend=backend,
+                    device=device, dtype=dtype, labels=tuple(labels))

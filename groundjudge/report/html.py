@@ -22,6 +22,9 @@ from groundjudge.report.variants import VARIANT_HEADERS, VARIANTS_NOTE, disagree
 from groundjudge.types import Example, InjectionFinding, ResultRecord, Verdict
 
 PLOT_CAPTIONS = {
+    "error_type_recall": "Recall per gold error type (rows) and judge (columns): the share of that type's ungrounded "
+                         "answers judged ungrounded; abstentions count as not caught; boxed: the type the judge "
+                         "misses most (types with 5+ answers).",
     "quality_vs_latency": "Quality against median latency per response (log scale); circled judges are on the "
                           "Pareto frontier.",
     "quality_vs_cost": "Quality against dollars per 1,000 responses; circled judges are on the Pareto frontier.",
@@ -87,8 +90,14 @@ def _findings(verdict: Verdict, example: Example) -> list[dict[str, Any]]:
     return out
 
 
+SPAN_TAGGER_PATHS = ("local:spans",)
+"""Verdict paths of judges whose claims are tagged spans of the answer (hallucinated text, not sentences): the
+page marks them with their own highlight (``mark.span-halluc``)."""
+
+
 def _verdict(record: ResultRecord, strings: _Strings) -> dict[str, Any]:
     verdict, result, example = record.result.verdict, record.result, record.example
+    kind = "span" if verdict.path.startswith(SPAN_TAGGER_PATHS) else "claim"
     claims = []
     for c in verdict.claims:
         evidence = None
@@ -100,7 +109,7 @@ def _verdict(record: ResultRecord, strings: _Strings) -> dict[str, Any]:
         valid = span[0] is not None and span[1] is not None and 0 <= span[0] < span[1] <= len(example.answer)
         claims.append({"text": c.claim.text, "start": span[0] if valid else None, "end": span[1] if valid else None,
                        "label": c.label, "score": c.score, "reason": c.reason, "error_type": c.error_type,
-                       "evidence": evidence})
+                       "evidence": evidence, "kind": kind})
     return {
         "label": verdict.label, "score": verdict.score, "threshold": verdict.threshold, "path": verdict.path,
         "abstain_reason": verdict.abstain_reason, "latency_s": result.latency_s, "queue_s": result.queue_s,
@@ -197,6 +206,9 @@ def _plots_html(plots: list[Path]) -> str:
     for path in plots:
         uri = "data:image/png;base64," + base64.b64encode(path.read_bytes()).decode("ascii")
         caption = PLOT_CAPTIONS.get(path.stem, path.stem.replace("_", " "))
+        if path.stem.startswith("error_type_confusion_"):
+            caption = ("Confusion matrix of the judge's error typing: gold type in rows, the type it gave the answer in "
+                       "columns (none: judged grounded, abstained or untyped), shaded by share of the gold row.")
         figures.append(f'<figure class="plot" id="plot-{html.escape(path.stem)}"><img alt="{html.escape(caption)}" '
                        f'src="{uri}"><figcaption>{html.escape(caption)}</figcaption></figure>')
     return "\n".join(figures) or "<p>No plots.</p>"

@@ -23,10 +23,12 @@ def needs_calibration(task: JudgeTask, user_settings: dict[str, str]) -> bool:
 
 
 def calibrate(tasks: Sequence[JudgeTask], dev: Sequence[Example], source: str, header: RunHeader,
-              records_path: Path, concurrency: int = 8, show_progress: bool = True) -> dict[str, Calibration]:
+              records_path: Path, concurrency: int = 8, show_progress: bool = True,
+              batches=None) -> dict[str, Calibration]:
     """Judge the dev examples (recorded in ``records_path``) and fit each judge's threshold.
 
-    The dev records are resumable like any run. Returns the calibration per judge spec.
+    The dev records are resumable like any run (in provider-batch rounds with ``batches``, as ``run_judges``).
+    Returns the calibration per judge spec.
     """
     labelled = [ex for ex in dev if ex.label is not None]
     if not labelled:
@@ -37,7 +39,8 @@ def calibrate(tasks: Sequence[JudgeTask], dev: Sequence[Example], source: str, h
     with RecordWriter(records_path) as writer:
         if not done and records_path.stat().st_size == 0:
             writer.write(header)
-        run_judges(tasks, labelled, writer, done=done, concurrency=concurrency, show_progress=show_progress)
+        run_judges(tasks, labelled, writer, done=done, concurrency=concurrency, show_progress=show_progress,
+                   batches=batches)
     records = read_records(records_path)
     calibrations = {}
     for task in tasks:

@@ -35,6 +35,8 @@ from groundjudge.judges.composite import judge_parts  # noqa: E402
 from groundjudge.judges.config import JudgeConfig, recorded_settings  # noqa: E402
 from groundjudge.paths import portable_path
 from groundjudge.report.compare import comparison_table, pairwise_table  # noqa: E402
+from groundjudge.llm.batch.driver import DEFAULT_MAX_WAIT_S, DEFAULT_POLL_S, BatchError, BatchesOpen  # noqa: E402
+from groundjudge.runs.batch_rounds import batch_driver, batch_judges, with_batch  # noqa: E402
 from groundjudge.runs.calibrate import calibrate, needs_calibration, with_threshold  # noqa: E402
 from groundjudge.runs.interrupts import RunInterrupted, interrupts_raised
 from groundjudge.runs.lock import RunLock
@@ -47,6 +49,10 @@ from groundjudge.runs.records import (  # noqa: E402
 from groundjudge.runs.runner import JudgeTask, run_judges  # noqa: E402
 from groundjudge.runs.summary import summarize  # noqa: E402
 from groundjudge.types import Calibration, DatasetInfo, Example, JudgeSpec, PromptTemplate, RunHeader  # noqa: E402
+
+
+BATCHES_OPEN_EXIT = 75
+"""Exit status of a run that stopped waiting for open provider batches (EX_TEMPFAIL: resume later)."""
 
 
 class RunOptions(BaseModel):
@@ -73,6 +79,11 @@ class RunOptions(BaseModel):
     cache_dir: str | None = None
     no_cache: bool = False
     max_cost: float | None = None
+    batch: bool = Field(default=False, description=(
+        "Send every LLM judge's calls through the provider batch APIs (OpenAI, Anthropic; half price), in rounds."))
+    batch_poll_s: float = Field(default=DEFAULT_POLL_S, gt=0, description="Seconds between polls of open batches.")
+    batch_max_wait_s: float = Field(default=DEFAULT_MAX_WAIT_S, ge=0, description=(
+        "Stop waiting for open batches after this long (the run stops; --resume polls them again)."))
     experiment: str | None = Field(default=None, description="The experiment file the run was described by.")
     argv: list[str] | None = Field(default=None, description="The command line, for the resume hint.")
 
@@ -131,21 +142,26 @@ def dry_run(args: RunOptions, tasks: list[JudgeTask], evaluated: list[Example], 
 
     table = Table(title=f"dry run: {len(tasks)} judge(s), {len(evaluated)} examples + {len(dev)} dev "
                         "(estimates; nothing was called)")
-    for column in ("judge", "kind", "settings given", "LLM calls", "input tokens", "output tokens", "$"):
+    for column in ("judge", "kind", "settings given", "LLM calls", "input tokens", "output tokens", "$",
+                   "$ batch"):
         table.add_column(column, justify="left" if column in ("judge", "kind", "settings given") else "right")
-    total = 0.0
+    total = batch_total = 0.0
     configs = {config.name: config for config in args.judges}
     shared: set = set()   # requests already counted: a later judge rendering the same one reads the cache
     for task in tasks:
         estimate = estimate_run(task.judge, list(evaluated) + list(dev), service.prompts, shared)
         total += estimate["cost_usd"]
+        batch_total += estimate["cost_usd_batch"]
         config = configs[task.spec]
         given = ", ".join(f"{k}={(portable_path(v) if v else 'built-in') if k == 'prompts' else v}"
                           for k, v in config.settings.items())
         table.add_row(Text(task.spec), config.kind, Text(given), str(estimate["llm_calls"]), str(estimate["tokens"]["input"]),
-                      str(estimate["tokens"]["output"]), f"{estimate['cost_usd']:.4f}")
+                      str(estimate["tokens"]["output"]), f"{estimate['cost_usd']:.4f}",
+                      f"{estimate['cost_usd_batch']:.4f}")
     stdout_console().print(table)
-    stdout_console().print(f"estimated total: ${total:.4f} (cached calls would cost nothing)")
+    stdout_console().print(f"estimated total: ${total:.4f} online, ${batch_total:.4f} with --batch (provider batch "
+                           "APIs at half price: OpenAI and Anthropic models; others as online); cached calls would "
+                           "cost nothing")
     return 0
 
 
@@ -153,8 +169,11 @@ def execute(args: RunOptions) -> int:
     """Judge the data with every judge, write records.jsonl and summary.json, print the table."""
     out = Path(args.out)
     records_path = out / "records.jsonl"
+    if args.batch:
+        args = args.model_copy(update={"judges": with_batch(args.judges)})
     service = make_service(args) if any(uses_llm(c.kind) for c in args.judges) else None
     tasks, specs = build_tasks(args.judges, service)
+    batching = service is not None and batch_judges(tasks, args.batch)
     user_settings = {config.name: config.settings for config in args.judges}
     if len({c.name for c in args.judges}) != len(args.judges):
         raise UsageError("two judges have the same name")
@@ -178,11 +197,23 @@ def execute(args: RunOptions) -> int:
                           skipped_rows=len(loaded.errors))
 
     command = resume_command(args)
+    driver = batch_driver(args, out, service) if batching else None
     try:
         with interrupts_raised(), RunLock(out, command, warn=lambda text: console.print(f"[yellow]{text}",
                                                                                          soft_wrap=True)):
             return _judge_into(args, out, records_path, tasks, specs, evaluated, dev, to_calibrate, loaded, dataset,
-                               split_name, cal_source, service)
+                               split_name, cal_source, service, driver)
+    except BatchesOpen as stop:
+        console.print(f"[yellow]{stop}: stopped waiting; every verdict written so far is kept and the batches' ids "
+                      f"are in {out / 'batches.jsonl'}. Continue (polling them, not submitting them again) with:",
+                      soft_wrap=True)
+        print(shlex.join(command), file=sys.stderr, flush=True)
+        return BATCHES_OPEN_EXIT
+    except BatchError as err:
+        console.print(f"[red]error: {err}; every verdict written so far is kept. Once fixed, continue with:",
+                      soft_wrap=True)
+        print(shlex.join(command), file=sys.stderr, flush=True)
+        return 1
     except RunInterrupted as stop:
         if records_path.exists():
             kept = f"every verdict written so far is kept in {records_path}"
@@ -217,7 +248,7 @@ def _interrupted_calibration(cal_path: Path, dev_header: RunHeader) -> RunHeader
 
 
 def _judge_into(args, out, records_path, tasks, specs, evaluated, dev, to_calibrate, loaded, dataset, split_name,
-                cal_source, service) -> int:
+                cal_source, service, driver=None) -> int:
     """Calibrate (or resume), judge and summarise into the locked run folder."""
     done: set[tuple[str, str]] = set()
     if records_path.exists() and records_path.stat().st_size > 0:
@@ -258,7 +289,7 @@ def _judge_into(args, out, records_path, tasks, specs, evaluated, dev, to_calibr
             console.print(f"calibrating {len(to_calibrate)} judge(s) on {len(dev)} dev examples ({cal_source})"
                           + (" (resumed)" if kept is not None else ""))
             calibrations = calibrate(to_calibrate, dev, cal_source, dev_header, cal_path,
-                                     args.concurrency, not args.quiet)
+                                     args.concurrency, not args.quiet, batches=driver)
         elif to_calibrate:
             console.print("[yellow]no dev data: score-based judges keep their default thresholds "
                           "(use --calibrate-on or a dev split)")
@@ -274,7 +305,8 @@ def _judge_into(args, out, records_path, tasks, specs, evaluated, dev, to_calibr
             writer.write(header)
 
     with RecordWriter(records_path) as writer:
-        run_judges(tasks, evaluated, writer, done=done, concurrency=args.concurrency, show_progress=not args.quiet)
+        run_judges(tasks, evaluated, writer, done=done, concurrency=args.concurrency, show_progress=not args.quiet,
+                   batches=driver)
     summary = summarize(read_records(records_path))
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     if not args.tables:

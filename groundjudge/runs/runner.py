@@ -11,6 +11,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from groundjudge.judges import Judge
 from groundjudge.local_nli.model import ModelUnavailable
+from groundjudge.llm.batch import BatchUnavailable
 from groundjudge.llm.templates import TemplateError
 from groundjudge.llm.repeats import repeat_of
 from groundjudge.llm.timing import measure_queue
@@ -18,7 +19,7 @@ from groundjudge.runs.records import RecordWriter
 from groundjudge.runs.stability import majority
 from groundjudge.types import Example, JudgeResult, ResultRecord, Verdict
 
-FATAL_ERRORS: tuple[type[BaseException], ...] = (ModelUnavailable, TemplateError)
+FATAL_ERRORS: tuple[type[BaseException], ...] = (ModelUnavailable, TemplateError, BatchUnavailable)
 """Errors that stop the run (every example would fail the same way) instead of becoming abstentions."""
 
 
@@ -95,12 +96,18 @@ def progress_bar(disable: bool = False) -> Progress:
 
 def run_judges(tasks: Sequence[JudgeTask], examples: Sequence[Example], writer: RecordWriter,
                done: set[tuple[str, str]] = frozenset(), concurrency: int = 8,
-               show_progress: bool = True) -> int:
+               show_progress: bool = True, batches=None) -> int:
     """Judge every example with every judge, skipping pairs already done; returns results written.
 
     Judges run one after another (so local judges' latencies are not distorted by
-    each other); within a judge, examples run concurrently up to its limit.
+    each other); within a judge, examples run concurrently up to its limit. With ``batches`` (a
+    :class:`~groundjudge.llm.batch.driver.BatchDriver`) the run goes in provider-batch rounds
+    (:mod:`groundjudge.runs.batch_rounds`).
     """
+    if batches is not None:
+        from groundjudge.runs.batch_rounds import run_rounds
+
+        return run_rounds(tasks, examples, writer, set(done), concurrency, show_progress, batches)
     written = 0
     with progress_bar(disable=not show_progress) as progress:
         for task in tasks:

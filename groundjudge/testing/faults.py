@@ -52,12 +52,14 @@ class Reply:
 
 @dataclass
 class Request:
-    """One request the server received: path, headers (names lower-cased), JSON body, api "openai"|"anthropic"."""
+    """One request the server received: path, headers (names lower-cased), JSON body, api "openai"|"anthropic";
+    ``batch_id`` for a line of a provider batch (answered by the same responder as online calls)."""
 
     path: str
     headers: dict[str, str]
     body: dict
     api: str
+    batch_id: str | None = None
 
     @property
     def text(self) -> str:

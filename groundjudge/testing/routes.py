@@ -1,5 +1,6 @@
 """The scripted server's wire formats: the HTTP handler's routes (OpenAI chat completions and models,
-Anthropic messages) and the reply and error bodies of each provider."""
+Anthropic messages; the batch APIs are in :mod:`~groundjudge.testing.batch_routes`) and the reply and error bodies
+of each provider."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING
 
+from groundjudge.testing import batch_routes
 from groundjudge.testing.faults import MODEL_ID, Reply, Request
 
 if TYPE_CHECKING:
@@ -59,6 +61,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     # --- routes
     def do_GET(self):
+        if batch_routes.handle(self, "GET", self.path):
+            return
         if self.path.rstrip("/") in ("/v1/models", "/models"):
             self._send_json(200, {"object": "list", "data": [
                 {"id": MODEL_ID, "object": "model", "created": 0, "owned_by": "scripted"}]})
@@ -69,6 +73,8 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
         path = self.path.split("?", 1)[0].rstrip("/")
+        if batch_routes.handle(self, "POST", path, raw):
+            return
         if path in ("/v1/chat/completions", "/chat/completions"):
             api = "openai"
         elif path in ("/v1/messages", "/messages"):
@@ -112,6 +118,17 @@ class _Handler(BaseHTTPRequestHandler):
     def _drop(self):
         self.close_connection = True
         _shutdown(self.connection)
+
+    def _send_bytes(self, status: int, data: bytes, content_type: str) -> None:
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+            self.wfile.flush()
+        except OSError:
+            self.close_connection = True
 
     def _send_json(self, status: int, payload: dict, headers: dict[str, str] | None = None, truncate: bool = False):
         data = json.dumps(payload).encode()

@@ -3,7 +3,9 @@
 ``ScriptedLLMServer`` listens on 127.0.0.1 (a free port) in a background thread and speaks two wire formats:
 
 * OpenAI chat completions: ``POST /v1/chat/completions`` (plus ``GET /v1/models``), base ``server.openai_base``;
-* Anthropic messages: ``POST /v1/messages``, base ``server.anthropic_base``.
+* Anthropic messages: ``POST /v1/messages``, base ``server.anthropic_base``;
+* both providers' batch APIs (OpenAI files + batches, Anthropic message batches), whose lines the same replies
+  answer, played as ``server.batches.plan`` says (:mod:`~groundjudge.testing.batch_routes`).
 
 Each request is answered by the next ``Reply`` pushed with ``push()`` or, when that queue is empty, by the
 responder (``Request -> Reply``). Replies can be errors in the provider's error shape, be delayed, or be broken
@@ -41,10 +43,11 @@ import threading
 from collections import deque
 from typing import Callable
 
+from groundjudge.testing.batch_routes import BatchPlan, BatchStore
 from groundjudge.testing.faults import FAULTS, MALFORMED, MODEL_ID, Reply, Request, _ran_out
 from groundjudge.testing.routes import _Handler, _Server, _shutdown
 
-__all__ = ["FAULTS", "MALFORMED", "MODEL_ID", "Reply", "Request", "ScriptedLLMServer"]
+__all__ = ["FAULTS", "MALFORMED", "MODEL_ID", "BatchPlan", "Reply", "Request", "ScriptedLLMServer"]
 
 
 class ScriptedLLMServer:
@@ -59,6 +62,8 @@ class ScriptedLLMServer:
         self.responder = responder
         self.requests: list[Request] = []
         self.errors: list[BaseException] = []
+        self.batches = BatchStore()
+        """The batch APIs' files, batches, plan (``batches.plan``) and request log (``batches.events``)."""
         self._queue: deque[Reply] = deque()
         self._lock = threading.Lock()
         self._stopping = threading.Event()

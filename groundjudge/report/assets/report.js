@@ -355,6 +355,15 @@
     return flagged.length ? flagged.map((v) => v.injection_action) : null;
   }
   // spans of one judged text (field "answer" / "question", or "context" with its document) from every verdict
+  // hallucinated spans a token-tagging judge (spans) marked in the answer
+  function tagSpans(ex, keys) {
+    const spans = [];
+    for (const k of keys) for (const c of ex.verdicts[k].claims) {
+      if (c.kind === "span" && c.start !== null) spans.push({ start: c.start, end: c.end, cls: "span-halluc",
+        title: judge(k).label + " — hallucinated span" + (c.reason ? ": " + c.reason : "") });
+    }
+    return spans;
+  }
   function injSpans(ex, keys, field, doc) {
     const spans = [];
     for (const k of keys) for (const f of injOf(ex.verdicts[k])) {
@@ -476,9 +485,10 @@
     box.appendChild(head);
     if (injOf(v).length) box.appendChild(showFindings(injOf(v)));
     if (v.claims.length) {
-      const spans = v.claims.map((c) => ({ start: c.start, end: c.end, cls: "claim " + c.label,
-        title: c.label + (c.reason ? ": " + c.reason : "") }));
-      box.appendChild(el("h4", "Answer, claim by claim"));
+      const tagged = v.claims.every((c) => c.kind === "span");
+      const spans = v.claims.map((c) => ({ start: c.start, end: c.end, cls: c.kind === "span" ? "span-halluc" : "claim " + c.label,
+        title: (c.kind === "span" ? "hallucinated span" : c.label) + (c.reason ? ": " + c.reason : "") }));
+      box.appendChild(el("h4", tagged ? "Answer, hallucinated spans marked" : "Answer, claim by claim"));
       box.appendChild(highlighted(ex.answer, spans, "text answer"));
       const table = el("table", null, "claims");
       const tb = el("tbody");
@@ -545,7 +555,13 @@
       d.appendChild(highlighted(S[ref], spans, "text doc"));
     });
     d.appendChild(el("h4", "Answer"));
-    d.appendChild(highlighted(ex.answer, injSpans(ex, keys, "answer"), "text answer-text"));
+    const tags = tagSpans(ex, keys);
+    d.appendChild(highlighted(ex.answer, injSpans(ex, keys, "answer").concat(tags), "text answer-text"));
+    if (tags.length) {
+      const l = el("div", null, "legend");
+      const s = el("span"); add(s, el("mark", "hallucinated span", "span-halluc"), "marked by a token-tagging judge; hover for its probability");
+      l.appendChild(s); d.appendChild(l);
+    }
     if (actions) {
       const l = el("div", null, "legend");
       const s = el("span"); add(s, el("mark", "suspected injection", "inj"), "hover a mark for its style and detector");

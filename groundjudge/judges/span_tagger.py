@@ -1,0 +1,97 @@
+"""Spans judge: a LettuceDetect-style token tagger marks the hallucinated character spans of the answer.
+
+Every answer token gets P(hallucinated) given the context and question (windows of the context when it is
+too long, aggregated per token); tokens whose support, ``1 - P(hallucinated)``, is below ``threshold`` are
+merged into spans. The answer's score is its lowest token support, ``1 - max P(hallucinated)``, so with the one
+``threshold`` an answer is ungrounded exactly when it has a span, before and after calibration.
+
+Each span is recorded as an unsupported claim with its offsets into the answer (the report highlights it).
+Its label is ``unverifiable``, not ``contradicted``: the tagger (trained on RAGTruth, whose hallucinations
+are both conflicts with the context and baseless additions) says a span is not supported, never that the
+context states the opposite, and "contradicted" would claim more than the model said.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+from typing import ClassVar, Literal
+
+from groundjudge.judges import register
+from groundjudge.judges.nli import check_placement
+from groundjudge.judges.scoring import Scored, decide
+from groundjudge.local_nli.batches import ScoreStats
+from groundjudge.local_nli.devices import Device, DType
+from groundjudge.local_nli.token_tagger import (DEFAULT_TAGGER, Span, TokenTagger, load_tagger, merge_spans,
+                                               support_of)
+from groundjudge.types import Claim, ClaimVerdict, Example, JudgeResult
+
+SPAN_REASON = "token tagger"
+"""How a span verdict's reason begins."""
+
+
+def span_verdict(span: Span) -> ClaimVerdict:
+    """A hallucinated span as an unverifiable claim with its offsets into the answer."""
+    return ClaimVerdict(claim=Claim(text=span.text, start=span.start, end=span.end), label="unverifiable",
+                        score=support_of(span.prob),
+                        reason=f"{SPAN_REASON}: P(hallucinated) up to {span.prob:.3f} over {span.tokens} token(s)")
+
+
+@register
+@dataclass(frozen=True)
+class SpanTaggerJudge:
+    """LettuceDetect-style token tagger: hallucinated spans of the answer; score = 1 - max P(hallucinated)."""
+
+    name: ClassVar[str] = "spans"
+    max_concurrency: ClassVar[int | None] = 1
+    model: str = DEFAULT_TAGGER
+    max_length: int = 4096
+    """Longest input in tokens (LettuceDetect's default; capped by the model's own limit)."""
+    across_windows: Literal["max", "min"] = "max"
+    """A long context is read in windows: a token's P(hallucinated) is its ``max`` over them (LettuceDetect:
+    supported only if every window supports it) or ``min`` (supported if any window does)."""
+    labels: tuple[str, ...] = ()
+    """The checkpoint's label names in index order when its config does not say (default: 0 supported,
+    1 hallucinated), e.g. ``labels=[supported, hallucinated]``."""
+    device: Device = "auto"
+    """``auto`` (cuda, else mps, else cpu), ``cpu``, ``cuda`` or ``mps``."""
+    dtype: DType = "float32"
+    """``float32``, ``bfloat16`` or ``float16`` (GPU only)."""
+    batch_size: int = 4
+    """Windows per forward pass (halved and retried when the device runs out of memory)."""
+    threshold: float = 0.5
+    """Grounded when 1 - max P(hallucinated) >= threshold; the tokens with 1 - P(hallucinated) below it are spans."""
+
+    def __post_init__(self) -> None:
+        check_placement(self.name, self.device, self.dtype)
+
+    def engine(self) -> TokenTagger:
+        """The loaded tagger (shared per process)."""
+        return load_tagger(self.model, max_length=self.max_length, batch_size=self.batch_size, device=self.device,
+                           dtype=self.dtype, labels=tuple(self.labels), across_windows=self.across_windows)
+
+    def score(self, example: Example) -> Scored:
+        """The answer's hallucinated spans and 1 - max P(hallucinated) (sync: runs in a worker thread)."""
+        if not example.answer.strip():
+            return Scored(score=None, abstain_reason="no_claims")
+        stats = ScoreStats()
+        scores = self.engine().answer_scores(example.context, example.question, example.answer, stats)
+        if not len(scores.probs):
+            return Scored(score=None, abstain_reason="no_claims")
+        spans = merge_spans(example.answer, scores, self.threshold)
+        timings = {**stats.as_timings(), "windows": float(scores.windows), "answer_tokens": float(len(scores.probs)),
+                   "answer_tokens_cut": float(scores.answer_tokens_cut), "spans": float(len(spans))}
+        return Scored(score=support_of(scores.probs.max()), claims=[span_verdict(s) for s in spans], timings=timings)
+
+    def path(self) -> str:
+        """What produced the verdicts."""
+        return f"local:spans({self.model})"
+
+    async def judge(self, example: Example) -> JudgeResult:
+        """Score in a worker thread and decide with the (calibrated) threshold."""
+        start = time.perf_counter()
+        scored = await asyncio.to_thread(self.score, example)
+        elapsed = time.perf_counter() - start
+        return JudgeResult(verdict=decide(example, scored, self.threshold, self.path()), latency_s=elapsed,
+                           timings={"score_s": elapsed, **scored.timings})

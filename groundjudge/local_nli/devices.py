@@ -1,0 +1,136 @@
+"""Where and in what precision a local model runs, and how a batch too big for the device is retried.
+
+One rule for every local judge (``nli``, ``crossencoder``, ``hhem``, ``minicheck``, ``spans``):
+
+* ``device``: ``auto`` (CUDA if torch sees a GPU, else Apple MPS, else CPU), or ``cpu`` / ``cuda`` / ``mps``,
+  an error when this machine cannot give it (never a silent fall-back to CPU).
+* ``dtype``: ``float32`` (default), ``bfloat16`` or ``float16``; float16 is refused on CPU, where half
+  precision matmuls are missing or far slower than float32 (bfloat16 is the CPU option).
+* Out of GPU memory, a batch is halved and retried, down to one pair at a time; the size that worked is
+  kept for the next calls.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+log = logging.getLogger(__name__)
+
+Device = Literal["auto", "cpu", "cuda", "mps"]
+"""The device setting of a local judge."""
+DType = Literal["float32", "bfloat16", "float16"]
+"""The precision setting of a local judge."""
+DEVICES: tuple[str, ...] = ("auto", "cpu", "cuda", "mps")
+DTYPES: tuple[str, ...] = ("float32", "bfloat16", "float16")
+
+
+class DeviceError(ValueError):
+    """A device or precision that this machine (or this torch build) cannot give."""
+
+
+def best_device() -> str:
+    """cuda if available, then mps, else cpu."""
+    import torch
+
+    if torch.cuda.is_available():
+        return "cuda"
+    if getattr(torch.backends, "mps", None) and torch.backends.mps.is_available():
+        return "mps"
+    return "cpu"
+
+
+def resolve_device(device: str = "auto") -> str:
+    """The device to load on: ``auto`` picks the best one here; an explicit one must exist (else DeviceError)."""
+    if device not in DEVICES:
+        raise DeviceError(f"unknown device {device!r}; use one of: {', '.join(DEVICES)}")
+    if device == "auto":
+        return best_device()
+    import torch
+
+    if device == "cuda" and not torch.cuda.is_available():
+        build = "a CPU-only build" if "+cpu" in torch.__version__ or torch.version.cuda is None else "a CUDA build"
+        raise DeviceError(f"device=cuda was asked for, but torch {torch.__version__} ({build}) sees no CUDA GPU; "
+                          "use device=auto or device=cpu, or install a CUDA build of torch on a machine with a GPU")
+    if device == "mps" and not (getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()):
+        raise DeviceError("device=mps was asked for, but torch sees no Apple Metal (MPS) device; "
+                          "use device=auto or device=cpu")
+    return device
+
+
+def resolve_dtype(dtype: str, device: str, bf16: bool = False) -> str:
+    """The precision name for a resolved device; ``bf16=True`` (the older setting) means ``bfloat16``."""
+    if dtype not in DTYPES:
+        raise DeviceError(f"unknown dtype {dtype!r}; use one of: {', '.join(DTYPES)}")
+    if bf16 and dtype == "float16":
+        raise DeviceError("bf16=true and dtype=float16 contradict each other; give one of them")
+    name = "bfloat16" if bf16 else dtype
+    if name == "float16" and device == "cpu":
+        raise DeviceError("dtype=float16 is not supported on CPU (half-precision kernels are missing or much slower "
+                          "than float32 there); use dtype=bfloat16 or dtype=float32 on CPU, or device=cuda / mps")
+    return name
+
+
+def torch_dtype(name: str) -> Any:
+    """The torch dtype of a precision name."""
+    import torch
+
+    return {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}[name]
+
+
+@dataclass(frozen=True)
+class Placement:
+    """A resolved (device, dtype): what a model is loaded on, and part of the key it is shared under."""
+
+    device: str
+    dtype: str
+
+
+def placement(device: str = "auto", dtype: str = "float32", bf16: bool = False) -> Placement:
+    """Resolve a judge's device and dtype settings (errors name the setting to change)."""
+    resolved = resolve_device(device)
+    return Placement(device=resolved, dtype=resolve_dtype(dtype, resolved, bf16))
+
+
+def is_out_of_memory(err: BaseException) -> bool:
+    """torch's OutOfMemoryError, or a RuntimeError saying 'out of memory' (MPS, older CUDA builds)."""
+    import torch
+
+    if isinstance(err, torch.OutOfMemoryError):
+        return True
+    return isinstance(err, RuntimeError) and "out of memory" in str(err).lower()
+
+
+def free_memory(device: str) -> None:
+    """Return cached allocator blocks after an OOM, so the smaller retry can use them."""
+    import torch
+
+    if device.startswith("cuda") and torch.cuda.is_available():
+        torch.cuda.empty_cache()
+    elif device == "mps" and hasattr(torch, "mps"):
+        torch.mps.empty_cache()
+
+
+def run_in_batches(order: Sequence[int], batch_size: int, run: Callable[[Sequence[int]], None],
+                   device: str = "cpu") -> int:
+    """Call ``run`` on consecutive slices of ``order`` of ``batch_size`` items.
+
+    A batch that runs out of memory is halved and retried (down to one item; an OOM at one item is raised).
+    Returns the batch size that worked last, for the caller to start from next time.
+    """
+    size, start = max(int(batch_size), 1), 0
+    while start < len(order):
+        index = order[start:start + size]
+        try:
+            run(index)
+        except Exception as err:  # noqa: BLE001 - only out-of-memory is handled; the rest is re-raised
+            if not is_out_of_memory(err) or size == 1:
+                raise
+            free_memory(device)
+            size = max(size // 2, 1)
+            log.warning("out of memory on %s with a batch of %d; retrying with %d", device, len(index), size)
+            continue
+        start += len(index)
+    return size
