@@ -237,3 +237,23 @@ def test_perturb_makes_controls_and_one_error_variants_reproducibly():
     assert {row.meta["group"] for row in result.examples} == {"doc-1"}
     assert {row.split for row in result.examples} == {"dev"}
     assert result.kept_by_type()["reasoning"] == 0      # no rule applies and no generator was given
+
+
+# --- what building the ContractNLI benchmark taught the rules (scripts/build_legal_types.py) --------------------------
+
+def test_clause_numbers_and_citations_are_not_quantities():
+    answer = "2. Upon receipt the Receiving Party shall comply with 20 U.S.C. § 1232g and Sections 1 and 2."
+    befores = [c.edit.before for c in edits(factual_candidates, answer)]
+    assert "2." not in befores and "1232" not in " ".join(befores) and "1" not in befores
+
+
+def test_definitions_and_boilerplate_are_not_term_swaps():
+    answer = ('"Confidential Information" shall mean all data, including without limitation drawings, received from '
+              "the Disclosing Party.")
+    befores = {c.edit.before.lower() for c in edits(terminological_candidates, answer)}
+    assert "shall" not in befores and "including" not in befores and "received" not in befores
+
+
+def test_a_word_repeated_in_a_list_is_not_fluent():
+    assert fluency_problem("Information disclosed orally.", "Information disclosed written, written or oral.")
+    assert fluency_problem("oral and/or written", "oral and/or oral")

@@ -28,6 +28,8 @@ WINDOW_WORDS = 3
 _DOUBLED = re.compile(r"\b(\w+)\s+\1\b", re.IGNORECASE)
 _SELF_COORDINATED = re.compile(r"\b(\w+(?:\s+\w+){0,3})\s+(?:or|and)\s+(?:(?:to|by|with|for|of|in|on|from)\s+)?"
                                r"(?:(?:the|a|an)\s+)?\1\b", re.IGNORECASE)
+_SELF_LISTED = re.compile(r"\b(\w+)(?:\s*,\s*|\s*/\s*|\s+and/or\s+)(?:\w+\s*(?:,|\bor\b|\band\b)\s*)?\1\b",
+                          re.IGNORECASE)
 _ARTICLE = re.compile(r"\b(a|an)\s+([\w'-]+)", re.IGNORECASE)
 _PUNCTUATION = re.compile(r"\s[,.;:]|[,;]\s*[,.;]|\(\s*\)|\s{2,}")
 _PAIRS = (("(", ")", "brackets"), ("[", "]", "brackets"), ("{", "}", "brackets"), ("“", "”", "quotes"))
@@ -50,7 +52,7 @@ def fluency_problem(original: str, text: str) -> str | None:
     the candidate."""
     if not MIN_LENGTH_RATIO * len(original) <= len(text) <= MAX_LENGTH_RATIO * len(original):
         return "fluency:length"
-    for pattern in (_DOUBLED, _SELF_COORDINATED):
+    for pattern in (_DOUBLED, _SELF_COORDINATED, _SELF_LISTED):
         if len(pattern.findall(text)) > len(pattern.findall(original)):
             return "fluency:doubled_word"
     if _article_errors(text) > _article_errors(original):

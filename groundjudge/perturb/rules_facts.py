@@ -1,8 +1,9 @@
 """Factual Inaccuracies by rule: a number, amount, rate, duration, date, year, ordinal or multiple changed to a
 plausible value that the context does not state for the same unit.
 
-Numbers that are references (``Section 12(3)``, ``clause 14.2``, ``Form T-22``), in brackets (``twelve (12)``)
-or parts of a fraction (``one and one-half``) are left alone.
+Numbers that are references (``Section 12(3)``, ``clause 14.2``, ``Form T-22``, ``Sections 1 and 2``,
+``20 U.S.C. § 1232g``, a clause's own number ``2. Upon receipt``), in brackets (``twelve (12)``, ``3 (three)``) or
+parts of a fraction (``one and one-half``) are left alone.
 """
 
 from __future__ import annotations
@@ -26,7 +27,12 @@ _QUANTITY = re.compile(
     r"(?<![\w.,/(£$€-])(?P<cur>[$€£] ?)?(?P<num>\d{1,3}(?:,\d{3})+|\d+|(?i:" + _NUMWORD + r"))(?![\w(-]|[.,/]\d)"
     r"(?:(?P<pct>%)|(?P<gap> |-)" + _UNIT + r"|(?P<ampm> ?[ap]\.?m\b\.?))?", re.IGNORECASE)
 _REF_BEFORE = re.compile(r"(?:\b(?:" + "|".join(REF_WORDS) + r")\.?\s*|\b[A-Z]-?|&\s*)$", re.IGNORECASE)
-_HALF_AFTER = re.compile(r"^\s*(?:and\s+(?:a|one)[- ]half|-half|\s*\(\d)", re.IGNORECASE)
+_HALF_AFTER = re.compile(r"^\s*(?:and\s+(?:a|one)[- ]half|-half|\s*\((?:\d|(?:" + _NUMWORD + r")\b))",
+                         re.IGNORECASE)
+_CITE_BEFORE = re.compile(r"(?:§|\bU\.?S\.?C\.?|\bC\.?F\.?R\.?)\s*$")
+_CITE_AFTER = re.compile(r"^\s+(?:U\.?S\.?C|C\.?F\.?R)\b")
+_REF_LIST_BEFORE = re.compile(r"\b(?:" + "|".join(REF_WORDS) + r")\.?\s*\d[\w.()]*(?:\s*(?:,|\band\b|\bor\b|&)\s*"
+                              r"\d[\w.()]*)*\s*(?:,\s*(?:and|or)?|\band|\bor|&)\s*$", re.IGNORECASE)
 _MONTH = "|".join(MONTHS)
 _NEXT_TO_MONTH = re.compile(r"^\s+(?:" + _MONTH + r")\b")
 _AFTER_MONTH = re.compile(r"\b(?:" + _MONTH + r")\s+$")
@@ -56,6 +62,16 @@ def number_value(text: str) -> int | None:
     return int(low) if low.isdigit() else NUMBER_WORDS.get(low)
 
 
+def _is_reference(text: str, start: int, after: str) -> bool:
+    """A bare number that names a place, not a quantity: a clause's own number (``2. Upon receipt``), a citation
+    (``20 U.S.C. § 1232g``, ``34 C.F.R. § 99``), or a later item of a list of references (``Sections 1, 2 and 5``)."""
+    before = text[:start].rstrip()
+    if re.match(r"[.)](?:\s|$)", after) and (not before or before[-1] in ".;:!?)]" or "\n" in text[len(before):start]):
+        return True
+    return bool(_CITE_BEFORE.search(text[max(0, start - 8):start]) or _CITE_AFTER.match(after)
+                or _REF_LIST_BEFORE.search(text[max(0, start - 80):start]))
+
+
 def quantities(text: str) -> list[re.Match]:
     """Number matches of a text that are quantities (references, bracketed numbers and fractions left out)."""
     found = []
@@ -64,6 +80,9 @@ def quantities(text: str) -> list[re.Match]:
         after = text[match.end("num"):]
         if (_REF_BEFORE.search(text[max(0, start - 14):start]) or _HALF_AFTER.match(after)
                 or _NEXT_TO_MONTH.match(after) or _AFTER_MONTH.search(text[max(0, start - 12):start])):
+            continue
+        if not (match.group("unit") or match.group("pct") or match.group("cur") or match.group("ampm")) \
+                and _is_reference(text, start, after):
             continue
         value = number_value(match.group("num"))
         if value is None or (not match.group("num")[0].isdigit() and value == 1 and not match.group("unit")):

@@ -29,6 +29,7 @@ _PARTICIPLE = re.compile(r"(?:ed|en)$|^(?:been|done|made|paid|kept|held|sent|bro
                          r"set|put|let|met|won|read|shown|known|given|taken|had)$", re.IGNORECASE)
 _COORDINATED = re.compile(r"\b(?:and|or|nor)\s+$", re.IGNORECASE)
 _COPULA = re.compile(r"\b(?:is|are|was|were|be|been|being|seems?|appears?|remains?)\s+$", re.IGNORECASE)
+_RECEIVE_SEND = ("receive", "receives", "received", "receiving", "send", "sends", "sent", "sending")
 VERB_WINDOW = 6
 """A consequence's verb is looked for in its first this many words (further on it is a clause inside it)."""
 
@@ -45,7 +46,9 @@ def _swap_table(swaps: tuple[Swap, ...]) -> tuple[re.Pattern, dict[str, tuple[st
 
 
 def _blocked(answer: str, match: re.Match) -> bool:
-    """Matches a swap must not touch: May the month, void the verb, 'before' a court (a place, not a time)."""
+    """Matches a swap must not touch: May the month, void the verb, 'before' a court (a place, not a time), the
+    receiving party (a role), 'received from' (a direction, not a trigger), 'including without limitation', and the
+    'shall' of a definition."""
     word = match.group()
     low = word.lower()
     if low == "may" and (word == "May" and not _sentence_initial(answer, match.start())
@@ -56,7 +59,16 @@ def _blocked(answer: str, match: re.Match) -> bool:
     if word[0].isupper() and (re.match(r"\s+[A-Z]", answer[match.end():]) or not _sentence_initial(answer,
                                                                                        match.start())):
         return True     # part of a name or a defined term: "Receiving Party", "the Tribunal's Written Reasons"
-    return low == "before" and _BEFORE_A_BODY.match(answer[match.end():]) is not None
+    after = answer[match.end():]
+    if low in ("receiving", "sending") and re.match(r"\s+part(?:y|ies)\b", after, re.IGNORECASE):
+        return True     # a party's role ("the receiving party"): a misattribution, not a procedural step
+    if low in _RECEIVE_SEND and re.match(r"(?:\s+[^\s,;.]+){0,6}?\s+from\b", after, re.IGNORECASE):
+        return True     # "received from X" -> "sent from X" says the same, "sent by Y from X" nothing
+    if low == "including" and re.match(r"[\s,]+(?:without limitation|but not limited)\b", after, re.IGNORECASE):
+        return True     # "excluding without limitation" is not English
+    if low in ("shall", "must") and re.match(r"\s+(?:mean|means|include|includes)\b", after, re.IGNORECASE):
+        return True     # a definition ("shall mean") has no modality to change
+    return low == "before" and _BEFORE_A_BODY.match(after) is not None
 
 
 def _sentence_initial(answer: str, offset: int) -> bool:
