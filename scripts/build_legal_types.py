@@ -49,6 +49,7 @@ from typing import Any
 
 from groundjudge.formats.load import load_examples
 from groundjudge.perturb import ERROR_TYPES, SLUGS, perturb
+from groundjudge.perturb.types import PerturbationRecord
 from groundjudge.types import Example
 
 CONTRACTNLI_FILES = ("dev.json", "dev_small.json", "train_small.json")
@@ -201,6 +202,16 @@ def contractnli_sources(folder: Path) -> tuple[list[Example], dict[str, Any]]:
     return sources, {"files": files, "skipped": dict(sorted(skipped.items())), "sources": len(sources)}
 
 
+def restatement(source: Example) -> Example:
+    """A grounded control in other words than the contract's: the hypothesis ContractNLI's annotators labelled
+    entailed by it (the answer's evidence is in the context window). Without it every grounded ContractNLI answer
+    would be a verbatim copy of its context, and a copy detector would score well."""
+    record = PerturbationRecord(kind="restatement", source_id=source.id, generator="contractnli-annotators",
+                                rule="contractnli.entailed_hypothesis")
+    return source.model_copy(update={"id": f"{source.id}~hyp", "answer": source.meta["hypothesis"],
+                                     "meta": {**source.meta, "perturbation": record.model_dump(mode="json")}})
+
+
 def legal_qa_sources(path: Path) -> list[Example]:
     """The grounded answers of the bundled legal QA sample, marked with their source."""
     loaded = load_examples([str(path)], None, False)
@@ -238,7 +249,7 @@ def _kind(row: Example) -> str:
 
 
 def _stats(rows: list[Example], results: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
-    columns = list(SLUGS) + ["original", "paraphrase"]
+    columns = list(SLUGS) + ["original", "paraphrase", "restatement"]
     table: dict[str, dict[str, int]] = {}
     for row in rows:
         for key in ("all", f"split:{row.split}", f"source:{row.meta['source']}",
@@ -294,7 +305,7 @@ def main(argv: list[str] | None = None) -> int:
     }
     rows: list[Example] = []
     for result in results.values():
-        for row in result.examples:
+        for row in list(result.examples) + [restatement(source) for source in cnli if result is results["contractnli"]]:
             split = row.split if row.meta["source"] == "legal_qa" else group_split(row.meta["group"], args.seed)
             rows.append(row.model_copy(update={"split": split}))
     ids = [row.id for row in rows]

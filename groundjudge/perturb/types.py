@@ -24,8 +24,9 @@ taxonomy's order."""
 SLUGS: tuple[str, ...] = tuple(ERROR_TYPES)
 """Every type slug, in the taxonomy's order."""
 
-RowKind = Literal["variant", "original", "paraphrase"]
-"""What a written row is: an ungrounded variant, or a grounded control (the original, or a paraphrase of it)."""
+RowKind = Literal["variant", "original", "paraphrase", "restatement"]
+"""What a written row is: an ungrounded variant, or a grounded control (the original, a paraphrase of it, or a
+restatement in other words that the source supports, such as ContractNLI's annotated entailed hypothesis)."""
 
 
 class _Frozen(BaseModel):
