@@ -11,8 +11,6 @@ weakest claim's support, so an answer is grounded exactly when every claim is su
 
 from __future__ import annotations
 
-import asyncio
-import time
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
@@ -20,7 +18,7 @@ import numpy as np
 
 from groundjudge.judges.evidence_chunks import as_evidence
 from groundjudge.judges.nli import check_placement
-from groundjudge.judges.scoring import Scored, decide
+from groundjudge.judges.scoring import Scored, judge_locally
 from groundjudge.local_nli.batches import ScoreStats
 from groundjudge.local_nli.devices import Device, DType
 from groundjudge.local_nli.evidence import EvidenceMethod, Selection
@@ -118,8 +116,4 @@ class ClaimSupportJudge:
 
     async def judge(self, example: Example) -> JudgeResult:
         """Score in a worker thread and decide with the (calibrated) threshold."""
-        start = time.perf_counter()
-        scored = await asyncio.to_thread(self.score, example)
-        elapsed = time.perf_counter() - start
-        return JudgeResult(verdict=decide(example, scored, self.threshold, self.path()), latency_s=elapsed,
-                           timings={"score_s": elapsed, **scored.timings})
+        return await judge_locally(self.score, example, self.threshold, self.path())

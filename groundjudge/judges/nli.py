@@ -11,16 +11,14 @@ All claim x window pairs of an example are scored in one batched call.
 
 from __future__ import annotations
 
-import asyncio
 import importlib.util
-import time
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 import numpy as np
 
 from groundjudge.judges import SpecError, register
-from groundjudge.judges.scoring import Scored, decide
+from groundjudge.judges.scoring import Scored, judge_locally
 from groundjudge.judges.span import find_span, locate
 from groundjudge.local_nli.devices import Device, DeviceError, DType, placement
 from groundjudge.local_nli.evidence import EvidenceMethod, Selection, select_evidence
@@ -193,8 +191,4 @@ class NLIJudge:
 
     async def judge(self, example: Example) -> JudgeResult:
         """Score in a worker thread and decide with the (calibrated) threshold."""
-        start = time.perf_counter()
-        scored = await asyncio.to_thread(self.score, example)
-        elapsed = time.perf_counter() - start
-        return JudgeResult(verdict=decide(example, scored, self.threshold, self.path()), latency_s=elapsed,
-                           timings={"score_s": elapsed, **scored.timings})
+        return await judge_locally(self.score, example, self.threshold, self.path())

@@ -38,4 +38,4 @@ async def judge_locally(score_fn: Callable[[Example], Scored], example: Example,
     scored = await asyncio.to_thread(score_fn, example)
     elapsed = time.perf_counter() - start
     return JudgeResult(verdict=decide(example, scored, threshold, path), latency_s=elapsed,
-                       timings={"score_s": elapsed})
+                       timings={"score_s": elapsed, **scored.timings})

@@ -13,14 +13,12 @@ context states the opposite, and "contradicted" would claim more than the model 
 
 from __future__ import annotations
 
-import asyncio
-import time
 from dataclasses import dataclass
 from typing import ClassVar, Literal
 
 from groundjudge.judges import register
 from groundjudge.judges.nli import check_placement
-from groundjudge.judges.scoring import Scored, decide
+from groundjudge.judges.scoring import Scored, judge_locally
 from groundjudge.local_nli.batches import ScoreStats
 from groundjudge.local_nli.devices import Device, DType
 from groundjudge.local_nli.token_tagger import (DEFAULT_TAGGER, Span, TokenTagger, load_tagger, merge_spans,
@@ -90,8 +88,4 @@ class SpanTaggerJudge:
 
     async def judge(self, example: Example) -> JudgeResult:
         """Score in a worker thread and decide with the (calibrated) threshold."""
-        start = time.perf_counter()
-        scored = await asyncio.to_thread(self.score, example)
-        elapsed = time.perf_counter() - start
-        return JudgeResult(verdict=decide(example, scored, self.threshold, self.path()), latency_s=elapsed,
-                           timings={"score_s": elapsed, **scored.timings})
+        return await judge_locally(self.score, example, self.threshold, self.path())

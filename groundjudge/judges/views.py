@@ -10,14 +10,12 @@ fitted on dev (default: tau).
 
 from __future__ import annotations
 
-import asyncio
-import time
 from dataclasses import dataclass
 from typing import ClassVar, Literal
 
 from groundjudge.judges import register
 from groundjudge.judges.nli import DEFAULT_NLI_MODEL
-from groundjudge.judges.scoring import Scored, decide
+from groundjudge.judges.scoring import Scored, judge_locally
 from groundjudge.local_nli.evidence import EvidenceMethod, top_k_windows
 from groundjudge.local_nli.model import DEFAULT_EMBEDDER
 from groundjudge.local_nli.nli_model import load_nli_model
@@ -85,8 +83,4 @@ class ViewsJudge:
 
     async def judge(self, example: Example) -> JudgeResult:
         """Score in a worker thread and decide with the (calibrated) threshold."""
-        start = time.perf_counter()
-        scored = await asyncio.to_thread(self.score, example)
-        elapsed = time.perf_counter() - start
-        return JudgeResult(verdict=decide(example, scored, self.threshold, f"local:views({self.model})"),
-                           latency_s=elapsed, timings={"score_s": elapsed, **scored.timings})
+        return await judge_locally(self.score, example, self.threshold, f"local:views({self.model})")
