@@ -14,7 +14,7 @@ cd "$(dirname "$0")/.."
 OUT=${1:-results/distill}
 GJ=${GJ:-.venv/bin/groundjudge}
 PORT=${PORT:-8765}
-N=${N:-60}
+N=${N:-30}
 EPOCHS=${EPOCHS:-3}
 PORT=$PORT bash scripts/local_llm.sh start
 LLM="model=openai/qwen,api_base=http://127.0.0.1:$PORT/v1,timeout=900,max_attempts=2,concurrency=1"

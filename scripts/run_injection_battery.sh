@@ -11,7 +11,8 @@
 # Judges (JUDGES, space-separated): direct (verbalised verdict, on_injection=flag: the prompt defences alone),
 # direct_strip (on_injection=strip: suspect spans cut before the call), direct_logprobs (P(yes), threshold as
 # in results/llm) and direct_logprobs_strip, claims (against=context, every claim supported, quote check), triplets (strict, quote
-# check) and error_types (claims chain + a type per unsupported claim). The summary of each run has
+# check) and error_types (claims chain + a type per unsupported claim); selfcheck (answers sampled from the
+# question and documents, each answer sentence compared with them) needs a question: run it on a QA set (SETS=halueval). The summary of each run has
 # `attacks` (flip rate = plain ungrounded -> attacked grounded, detection, abstention, per style, Wilson CIs)
 # and `suspected_injection` (the false-alarm rate on the plain answers). BUDGET_S stops a judge early.
 set -euo pipefail
@@ -41,6 +42,7 @@ for name in ${SETS:-nli_unseen summedits}; do
     [claims]="claims:$LLM,against=context,threshold=1.0"
     [triplets]="triplets:$LLM"
     [error_types]="error_types:$LLM,against=context,threshold=1.0"
+    [selfcheck]="selfcheck:$LLM,samples=${SAMPLES:-3}"
   )
   for judge in ${JUDGES:-direct direct_strip direct_logprobs direct_logprobs_strip claims}; do
     run="$dir/$judge"

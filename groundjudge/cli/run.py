@@ -8,6 +8,7 @@ from groundjudge.cli.common import UsageError, add_llm_options
 from groundjudge.experiment import load_experiment
 from groundjudge.formats import ADAPTERS
 from groundjudge.judges.config import JudgeConfig
+from groundjudge.runs.engine_options import add_engine_options
 
 DEFAULTS = {"seed": 0, "dev_fraction": 0.3, "out": "runs/latest", "concurrency": 8}
 """Built-in values of the flags an experiment file may also set (a flag given wins over the file)."""
@@ -84,6 +85,7 @@ def add_parser(verbs) -> None:
                                                                      "(default 30)")
     run.add_argument("--batch-max-wait-s", type=float, metavar="S",
                      help="stop the run after waiting this long for open batches (default 25 h; --resume goes on)")
+    add_engine_options(run)
     run.add_argument("--dry-run", action="store_true",
                      help="list the judges (an experiment's expanded) and estimate LLM calls, tokens and $; "
                           "call nothing")

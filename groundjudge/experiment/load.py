@@ -32,6 +32,7 @@ from groundjudge.experiment.matrix import expand
 from groundjudge.experiment.toml_lines import line_of
 from groundjudge.judges import SpecError
 from groundjudge.judges.config import JudgeConfig
+from groundjudge.runs.engine_options import EngineSection
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -62,7 +63,7 @@ class DataSection(BaseModel):
     skip_invalid: bool = False
 
 
-class RunSection(BaseModel):
+class RunSection(EngineSection):
     """``[run]``: where and how the run goes (every key can be overridden by the CLI flag of that name)."""
 
     model_config = ConfigDict(extra="forbid")

@@ -153,6 +153,9 @@ class LLMService:
     batch: BatchSession | None = None
     """A batch run's session: calls of batch-mode judges not in the cache are filed for the next provider batch
     (:class:`~groundjudge.llm.batch.Deferred`) instead of sent; None outside a batch run (calls go online)."""
+    limits_factory: Any = None
+    """Builds a model's (requests, tokens) rate limiters instead of this process's AsyncLimiters: a Ray run shares
+    them over the cluster (:func:`groundjudge.llm.shared_limits.limits_factory`); None: per process."""
     _limits: dict = field(default_factory=dict, repr=False)
 
     async def _limiters(self, settings: LLMSettings) -> _ModelLimits:
@@ -163,6 +166,8 @@ class LLMService:
             # requests evenly spaced (no burst at the start of a minute); tokens over 10-second windows
             requests = AsyncLimiter(1, 60 / settings.rpm) if settings.rpm else None
             tokens = AsyncLimiter(settings.tpm / 6, 10) if settings.tpm else None
+            if self.limits_factory is not None:
+                requests, tokens = self.limits_factory(settings)
             slots = await server_slots(settings)
             window = await model_window(settings)
             self._limits.setdefault(key, _ModelLimits(asyncio.Semaphore(concurrency), requests, tokens, concurrency,
@@ -259,7 +264,7 @@ class LLMService:
         missing = _needs_key(settings)
         if missing:
             raise ProviderError("no_api_key", f"{settings.model} needs {missing}, which is not set")
-        self.budget.check()
+        await self.budget.check_async()
         limits = await self._limiters(settings)
         check_fits(settings, messages, limits.window, template)
         if self.batch is not None and self.batch.applies(settings):

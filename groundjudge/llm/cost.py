@@ -26,6 +26,11 @@ class Budget:
         if self.max_cost is not None and self.spent >= self.max_cost:
             raise ProviderError("budget", f"budget of ${self.max_cost:.4f} spent (${self.spent:.4f})")
 
+    async def check_async(self) -> None:
+        """:meth:`check`, awaitable (what the LLM client calls): a cluster-wide budget
+        (:class:`~groundjudge.llm.shared_limits.SharedBudget`) asks its ledger without blocking the event loop."""
+        self.check()
+
     def add(self, cost: float) -> None:
         """Count money spent."""
         with self._lock:

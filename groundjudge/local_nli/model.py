@@ -78,8 +78,9 @@ def resolve_model(name: str) -> str:
 
 
 def torch_threads() -> int:
-    """Threads for torch on this machine: all cores, at least one."""
-    return max(os.cpu_count() or 1, 1)
+    """Threads for torch on this machine: $GROUNDJUDGE_THREADS when set (a Ray actor's CPUs), else all cores; at
+    least one."""
+    return max(int(float(os.environ.get("GROUNDJUDGE_THREADS") or 0)) or os.cpu_count() or 1, 1)
 
 
 @lru_cache(maxsize=4)

@@ -16,12 +16,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 from groundjudge.cli.common import (
     UsageError,
-    add_llm_options,
     console,
     git_commit,
     make_service,
@@ -29,7 +28,6 @@ from groundjudge.cli.common import (
     stdout_console,
     uses_llm,
 )
-from groundjudge.formats import ADAPTERS  # noqa: E402
 from groundjudge.formats.load import assign_missing_splits, dataset_hash, load_examples  # noqa: E402
 from groundjudge.judges.composite import judge_parts  # noqa: E402
 from groundjudge.judges.config import JudgeConfig, recorded_settings  # noqa: E402
@@ -46,7 +44,8 @@ from groundjudge.runs.records import (  # noqa: E402
     read_records,
     repair_torn_tail,
 )
-from groundjudge.runs.runner import JudgeTask, run_judges  # noqa: E402
+from groundjudge.runs.runner import JudgeTask  # noqa: E402
+from groundjudge.runs.engine_options import EngineOptions, runner_for  # noqa: E402
 from groundjudge.runs.summary import summarize  # noqa: E402
 from groundjudge.types import Calibration, DatasetInfo, Example, JudgeSpec, PromptTemplate, RunHeader  # noqa: E402
 
@@ -55,7 +54,7 @@ BATCHES_OPEN_EXIT = 75
 """Exit status of a run that stopped waiting for open provider batches (EX_TEMPFAIL: resume later)."""
 
 
-class RunOptions(BaseModel):
+class RunOptions(EngineOptions):
     """Everything a run needs, from CLI flags, an experiment file or Python."""
 
     data: list[str] = Field(min_length=1, description="Data files or folders.")
@@ -305,8 +304,8 @@ def _judge_into(args, out, records_path, tasks, specs, evaluated, dev, to_calibr
             writer.write(header)
 
     with RecordWriter(records_path) as writer:
-        run_judges(tasks, evaluated, writer, done=done, concurrency=args.concurrency, show_progress=not args.quiet,
-                   batches=driver)
+        runner_for(args)(tasks, evaluated, writer, done=done, concurrency=args.concurrency,
+                         show_progress=not args.quiet, batches=driver)
     summary = summarize(read_records(records_path))
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     if not args.tables:

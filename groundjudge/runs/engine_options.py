@@ -1,0 +1,86 @@
+"""Where a run's judging happens: ``--engine local`` (this process) or ``--engine ray`` (actors on a Ray cluster).
+
+The options live here and are mixed into the run's options (:class:`~groundjudge.runs.execute.RunOptions`), the
+experiment file's ``[run]`` table and the ``groundjudge run`` flags; :func:`runner_for` picks the function that
+judges the examples (:func:`~groundjudge.runs.runner.run_judges` or the Ray engine, same signature).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, model_validator
+
+Engine = Literal["local", "ray"]
+
+RAY_MISSING = "--engine ray needs Ray, which is not installed: pip install -e '.[ray]' (or pip install 'ray[default]')"
+"""The error when Ray is asked for and cannot be imported."""
+
+
+def ray_installed() -> bool:
+    """Whether the ``ray`` package can be imported."""
+    return importlib.util.find_spec("ray") is not None
+
+
+class EngineOptions(BaseModel):
+    """The engine options of a run (mixed into ``RunOptions``)."""
+
+    engine: Engine = Field(default="local", description=(
+        "local: judge in this process; ray: judge in Ray actors (RAY_ADDRESS names a cluster, else a local Ray)."))
+    ray_actors: int | None = Field(default=None, ge=1, description=(
+        "Actors per judge (default: the cluster's CPUs / ray_num_cpus for a local judge, one per node for an LLM "
+        "judge)."))
+    ray_num_cpus: float = Field(default=1.0, ge=0.0, description="CPUs each actor reserves (its torch threads).")
+    ray_num_gpus: float = Field(default=0.0, ge=0.0, description="GPUs each local judge's actor reserves.")
+    ray_batch: int = Field(default=8, ge=1, description="Examples sent to an actor at once.")
+
+    @model_validator(mode="after")
+    def _engine_can_run(self) -> EngineOptions:
+        if self.engine != "ray":
+            return self
+        from groundjudge.cli.common import UsageError   # not a ValueError: it leaves pydantic as the CLI's error
+
+        if getattr(self, "batch", False):
+            raise UsageError("--engine ray sends calls online; provider batches (--batch) run on the driver: "
+                             "choose one")
+        if not ray_installed():
+            raise UsageError(RAY_MISSING)
+        return self
+
+
+class EngineSection(BaseModel):
+    """The engine keys of an experiment file's ``[run]`` table (each overridden by its flag)."""
+
+    engine: Engine | None = Field(default=None, description="local or ray (see docs/scaling.md).")
+    ray_actors: int | None = Field(default=None, ge=1, description="Actors per judge.")
+    ray_num_cpus: float | None = Field(default=None, ge=0.0, description="CPUs per actor.")
+    ray_num_gpus: float | None = Field(default=None, ge=0.0, description="GPUs per local judge's actor.")
+    ray_batch: int | None = Field(default=None, ge=1, description="Examples per actor task.")
+
+
+def add_engine_options(parser: argparse.ArgumentParser) -> None:
+    """Add ``--engine`` and the ``--ray-*`` flags to the ``run`` verb (defaults None: an experiment file's win)."""
+    parser.add_argument("--engine", choices=("local", "ray"),
+                        help="local: judge in this process (default); ray: in Ray actors on the cluster named by "
+                             "RAY_ADDRESS, else on a local Ray (see docs/scaling.md)")
+    parser.add_argument("--ray-actors", type=int, metavar="N",
+                        help="actors per judge (default: cluster CPUs / --ray-num-cpus for a local judge, one per "
+                             "node for an LLM judge)")
+    parser.add_argument("--ray-num-cpus", type=float, metavar="N", help="CPUs each actor reserves (default 1)")
+    parser.add_argument("--ray-num-gpus", type=float, metavar="N",
+                        help="GPUs each local judge's actor reserves (default 0)")
+    parser.add_argument("--ray-batch", type=int, metavar="N", help="examples per actor task (default 8)")
+
+
+def runner_for(options: Any):
+    """The function that judges a run's examples: ``run_judges`` (in process), or the Ray engine bound to the
+    run's options (same signature)."""
+    if getattr(options, "engine", "local") != "ray":
+        from groundjudge.runs.runner import run_judges
+
+        return run_judges
+    from groundjudge.runs.ray_engine import ray_runner
+
+    return ray_runner(options)
