@@ -415,3 +415,30 @@ def test_500_examples_with_20_percent_faults_killed_and_resumed(llm_server, tmp_
     faults = sum(c.attempts > 1 or (c.error or "").startswith("parse_failure") for r in results
                  for c in r.result.calls)
     assert faults > 50   # the faults really happened, and were absorbed
+
+
+def _max_lengths(schema) -> list[int]:
+    if isinstance(schema, dict):
+        own = [schema["maxLength"]] if isinstance(schema.get("maxLength"), int) else []
+        return own + [n for value in schema.values() for n in _max_lengths(value)]
+    if isinstance(schema, list):
+        return [n for value in schema for n in _max_lengths(value)]
+    return []
+
+
+def test_reply_string_bounds_stay_within_what_llama_cpp_parses():
+    """A string bound becomes a grammar rule repeated that many times; llama.cpp refuses one of 1,500 ("exceeds sane
+    defaults") and llama-cpp-python's server dies with it (the selfcheck battery lost its server that way)."""
+    import importlib
+    import inspect
+
+    from pydantic import BaseModel
+
+    found = {}
+    for name in ("claims", "direct", "error_types", "selfcheck", "triplets"):
+        module = importlib.import_module(f"groundjudge.judges.{name}")
+        for obj in vars(module).values():
+            if inspect.isclass(obj) and issubclass(obj, BaseModel) and obj.__module__ == module.__name__:
+                found[f"{name}.{obj.__name__}"] = _max_lengths(obj.model_json_schema())
+    assert "selfcheck.SampleAnswer" in found or any(k.startswith("selfcheck.") for k in found)
+    assert all(n <= 1000 for bounds in found.values() for n in bounds), found

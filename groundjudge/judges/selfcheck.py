@@ -22,8 +22,10 @@ from groundjudge.text import sentence_spans
 from groundjudge.types import Claim, ClaimVerdict, Example, JudgeResult, LLMCall, Verdict
 
 
-ANSWER_MAX_CHARS = 1500
-"""Longest sampled answer ("a few sentences" are asked for; a grammar-constrained decoder stops a rambling one)."""
+ANSWER_MAX_CHARS = 1000
+"""Longest sampled answer ("a few sentences" are asked for; a grammar-constrained decoder stops a rambling one). At
+1,500 llama.cpp refuses the grammar the bound becomes ("number of rules ... exceeds sane defaults") and
+llama-cpp-python's server dies with it; 1,000 parses."""
 
 
 class SampledAnswer(BaseModel):
