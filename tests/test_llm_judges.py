@@ -250,7 +250,7 @@ def test_selfcheck_sampled_answer_is_bounded(llm_server):
     example = Example(id="e", question="When is rent due?", context=["Rent is due on day 1."],
                       answer="Rent is due on day 1.")
     result = asyncio.run(judge.judge(example))
-    assert _schema(llm_server.requests[0])["properties"]["answer"]["maxLength"] == 1500
+    assert _schema(llm_server.requests[0])["properties"]["answer"]["maxLength"] == 1000   # llama.cpp parses it
     assert result.verdict.label == "grounded"
 
 
