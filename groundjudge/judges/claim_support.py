@@ -17,10 +17,9 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 
 from groundjudge.judges.evidence_chunks import as_evidence
-from groundjudge.judges.nli import check_placement
+from groundjudge.judges.local_settings import LocalModelSettings
 from groundjudge.judges.scoring import Scored, judge_locally
 from groundjudge.local_nli.batches import ScoreStats
-from groundjudge.local_nli.devices import Device, DType
 from groundjudge.local_nli.evidence import EvidenceMethod, Selection
 from groundjudge.local_nli.model import DEFAULT_EMBEDDER
 from groundjudge.local_nli.segment import Window, claims_of
@@ -59,7 +58,7 @@ def support_verdicts(answer: str, spans: list[tuple[int, int]], probs: np.ndarra
 
 
 @dataclass(frozen=True)
-class ClaimSupportJudge:
+class ClaimSupportJudge(LocalModelSettings):
     """Base of the local claim-support judges (hhem, minicheck); not registered itself."""
 
     name: ClassVar[str] = "claim_support"
@@ -70,18 +69,7 @@ class ClaimSupportJudge:
     evidence: EvidenceMethod = "embedding"
     """How each claim's ``top_k`` windows are chosen: ``embedding`` or ``tfidf`` (as in ``nli``)."""
     evidence_model: str = DEFAULT_EMBEDDER
-    labels: tuple[str, ...] = ()
-    """The checkpoint's label names in index order, when its config does not say which label is 'supported'."""
-    device: Device = "auto"
-    """``auto`` (cuda, else mps, else cpu), ``cpu``, ``cuda`` or ``mps``."""
-    dtype: DType = "float32"
-    """``float32``, ``bfloat16`` or ``float16`` (GPU only)."""
-    batch_size: int = 8
-    """Pairs per forward pass (halved and retried when the device runs out of memory)."""
     threshold: float = 0.5
-
-    def __post_init__(self) -> None:
-        check_placement(self.name, self.device, self.dtype)
 
     def engine(self) -> Any:
         """The loaded scorer (shared per process): ``score_pairs(premises, claims)`` -> P(supported)."""

@@ -11,16 +11,15 @@ All claim x window pairs of an example are scored in one batched call.
 
 from __future__ import annotations
 
-import importlib.util
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 import numpy as np
 
-from groundjudge.judges import SpecError, register
+from groundjudge.judges import register
+from groundjudge.judges.local_settings import LocalModelSettings, check_placement
 from groundjudge.judges.scoring import Scored, judge_locally
 from groundjudge.judges.span import find_span, locate
-from groundjudge.local_nli.devices import Device, DeviceError, DType, placement
 from groundjudge.local_nli.evidence import EvidenceMethod, Selection, select_evidence
 from groundjudge.local_nli.model import DEFAULT_EMBEDDER
 from groundjudge.local_nli.nli_model import CONTRADICTION, ENTAILMENT, NLIModel, ScoreStats, load_nli_model
@@ -71,17 +70,6 @@ def _as_evidence(window: Window) -> Evidence:
     return Evidence(text=window.text, doc_index=window.doc_index, start=window.start, end=window.end)
 
 
-def check_placement(kind: str, device: str, dtype: str, bf16: bool = False) -> None:
-    """Refuse, when the judge is created, a device or dtype this machine cannot give (a SpecError naming the
-    setting), instead of failing every example later. Without torch installed, loading reports it instead."""
-    if importlib.util.find_spec("torch") is None:
-        return
-    try:
-        placement(device, dtype, bf16)
-    except DeviceError as err:
-        raise SpecError(f"judge {kind!r}: {err}") from None
-
-
 def claim_windows(context: tuple[str, ...], claims: list[str], engine: Any, top_k: int, window_tokens: int | None,
                   evidence: EvidenceMethod, evidence_model: str) -> tuple[list[Window], Selection]:
     """The context's windows that fit beside the longest claim, and each claim's top-k of them.
@@ -97,7 +85,7 @@ def claim_windows(context: tuple[str, ...], claims: list[str], engine: Any, top_
 
 @register
 @dataclass(frozen=True)
-class NLIJudge:
+class NLIJudge(LocalModelSettings):
     """Local NLI model per claim over its top-k evidence windows; score = supported share."""
 
     name: ClassVar[str] = "nli"
@@ -106,25 +94,18 @@ class NLIJudge:
     tau: float = 0.5
     top_k: int = 3
     window_tokens: int = 128
+    """Evidence window size in tokens (capped by what the model leaves beside the claim): short,
+    sentence-level windows are faster and more precise."""
     evidence: EvidenceMethod = "embedding"
     """How each claim's top-k windows are chosen: ``embedding`` (sentence-embedding cosine) or ``tfidf``."""
     evidence_model: str = DEFAULT_EMBEDDER
     """The sentence embedder of ``evidence=embedding`` (hub name or local path)."""
-    """Evidence window size in tokens (capped by what the model leaves beside the claim): short,
-    sentence-level windows are faster and more precise."""
     max_length: int | None = None
     batch_size: int = 16
     int8: bool = False
     bf16: bool = False
     backend: Literal["torch", "onnx"] = "torch"
     """``onnx``: ONNX Runtime on CPU (exported once per model; with ``int8`` quantised by onnxruntime)."""
-    labels: tuple[str, ...] = ()
-    """The checkpoint's label names in index order when its config says only LABEL_0 / LABEL_1, e.g.
-    ``labels=[not_supported, supported]`` (FactKB-style binary) or ``[contradiction, entailment]``."""
-    device: Device = "auto"
-    """``auto`` (cuda, else mps, else cpu), ``cpu``, ``cuda`` or ``mps``."""
-    dtype: DType = "float32"
-    """``float32``, ``bfloat16`` (what ``bf16=true`` means) or ``float16`` (GPU only)."""
     span_backup: bool = True
     short_answer_tokens: int = 10
     answer_score: Literal["supported", "entailment"] = "supported"

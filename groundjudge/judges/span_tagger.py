@@ -17,10 +17,9 @@ from dataclasses import dataclass
 from typing import ClassVar, Literal
 
 from groundjudge.judges import register
-from groundjudge.judges.nli import check_placement
+from groundjudge.judges.local_settings import LocalModelSettings
 from groundjudge.judges.scoring import Scored, judge_locally
 from groundjudge.local_nli.batches import ScoreStats
-from groundjudge.local_nli.devices import Device, DType
 from groundjudge.local_nli.token_tagger import (DEFAULT_TAGGER, Span, TokenTagger, load_tagger, merge_spans,
                                                support_of)
 from groundjudge.types import Claim, ClaimVerdict, Example, JudgeResult
@@ -38,7 +37,7 @@ def span_verdict(span: Span) -> ClaimVerdict:
 
 @register
 @dataclass(frozen=True)
-class SpanTaggerJudge:
+class SpanTaggerJudge(LocalModelSettings):
     """LettuceDetect-style token tagger: hallucinated spans of the answer; score = 1 - max P(hallucinated)."""
 
     name: ClassVar[str] = "spans"
@@ -49,20 +48,11 @@ class SpanTaggerJudge:
     across_windows: Literal["max", "min"] = "max"
     """A long context is read in windows: a token's P(hallucinated) is its ``max`` over them (LettuceDetect:
     supported only if every window supports it) or ``min`` (supported if any window does)."""
-    labels: tuple[str, ...] = ()
-    """The checkpoint's label names in index order when its config does not say (default: 0 supported,
-    1 hallucinated), e.g. ``labels=[supported, hallucinated]``."""
-    device: Device = "auto"
-    """``auto`` (cuda, else mps, else cpu), ``cpu``, ``cuda`` or ``mps``."""
-    dtype: DType = "float32"
-    """``float32``, ``bfloat16`` or ``float16`` (GPU only)."""
     batch_size: int = 4
-    """Windows per forward pass (halved and retried when the device runs out of memory)."""
+    """Windows per forward pass (halved and retried when the device runs out of memory). Without ``labels``,
+    label 0 is supported and 1 hallucinated."""
     threshold: float = 0.5
     """Grounded when 1 - max P(hallucinated) >= threshold; the tokens with 1 - P(hallucinated) below it are spans."""
-
-    def __post_init__(self) -> None:
-        check_placement(self.name, self.device, self.dtype)
 
     def engine(self) -> TokenTagger:
         """The loaded tagger (shared per process)."""
