@@ -6,8 +6,9 @@
 #                                                     a seeded sample of the test split, ~10-30 s per answer)
 #
 # Thresholds are fitted on the dev contracts, every figure is on the test contracts (the file's own splits).
-# Local judges: quip, cosine, span, and a MiniLM cross-encoder fine-tuned on the dev contracts' rows
-# (`groundjudge train`, gold labels; the test contracts are never seen). LLM judges (local Qwen2.5-Coder-1.5B):
+# Local judges: quip, cosine, span, a MiniLM cross-encoder fine-tuned on the dev contracts' rows
+# (`groundjudge train`, gold labels; the test contracts are never seen), and the nli judge on a MiniLM NLI model
+# fine-tuned on SNLI/MNLI (scripts/make_bench_nli_model.py, ~6 min on 2 cores the first time). LLM judges (local Qwen2.5-Coder-1.5B):
 # direct P(yes) and the error-types chain (claims + a type per unsupported claim), on N test answers.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,8 +36,12 @@ PYEOF
       --max-train 3000 --quiet "${resume[@]}"
 fi
 $GJ run "$DATA" --judge "crossencoder:model=$R/gj-legal" --split test --out "$R/crossencoder" --resume --quiet
-runs=("$R/local" "$R/crossencoder")
-# 3. the LLM judges on a seeded sample of the test answers (LLM=1)
+# 3. a generic NLI judge: MiniLM with a 3-way head fine-tuned on SNLI/MNLI (no legal text), built once
+NLI_MODEL=${NLI_MODEL:-models/bench-minilm-nli3}
+[ -f "$NLI_MODEL/config.json" ] || "$PY" scripts/make_bench_nli_model.py "$NLI_MODEL"
+$GJ run "$DATA" --judge "nli:model=$NLI_MODEL,answer_score=entailment" --split test --out "$R/nli" --resume --quiet
+runs=("$R/local" "$R/crossencoder" "$R/nli")
+# 4. the LLM judges on a seeded sample of the test answers (LLM=1)
 if [ "${LLM:-0}" = 1 ]; then
   PORT=${PORT:-8765}
   PORT=$PORT bash scripts/local_llm.sh start
