@@ -3,7 +3,8 @@
 ``shared(key, load)`` is the cache: the first caller of a key loads (under a lock, so two threads never load
 the same model twice), every later caller gets the same object. ``load_count(path)`` says how many times a
 model was really loaded (tests check it stays 1). ``load_pretrained`` is the one loader of transformers
-models for the local judges: tokenizer + model from a resolved path, on the judge's placement.
+models for the local judges: tokenizer + model from a resolved path, on the judge's placement (a float32 model
+on CPU with its linear layers on oneDNN-packed weights, :func:`groundjudge.local_nli.batches.pack_linear_layers`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from groundjudge.local_nli.batches import pack_linear_layers
 from groundjudge.local_nli.devices import Placement, torch_dtype
 from groundjudge.local_nli.model import torch_threads
 
@@ -94,6 +96,8 @@ def load_pretrained(auto_class: str, path: str, where: Placement, *, tokenizer: 
         model = cls.from_pretrained(path, dtype=torch_dtype(where.dtype), trust_remote_code=trust_remote_code,
                                     **kwargs)
         tok = load_tokenizer(tokenizer or path)
-        return Loaded(tokenizer=tok, model=model.to(where.device).eval(), placement=where, path=path)
+        model = model.to(where.device).eval()
+        pack_linear_layers(model)   # CPU float32 only: oneDNN-packed linear layers (a no-op elsewhere)
+        return Loaded(tokenizer=tok, model=model, placement=where, path=path)
 
     return shared(key, load)

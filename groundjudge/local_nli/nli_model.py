@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from groundjudge.local_nli.batches import ScoreStats, pack_linear_layers, pad_rows, run_sorted
+from groundjudge.local_nli.batches import ScoreStats, pad_rows, run_sorted
 from groundjudge.local_nli.devices import DeviceError, Placement, placement
 from groundjudge.local_nli.model import ModelUnavailable, resolve_model, torch_threads
 from groundjudge.local_nli.model_cache import load_pretrained, shared
@@ -186,9 +186,6 @@ class NLIModel:
         self.tokenizer, self.model, self.device = backbone.tokenizer, backbone.model, backbone.device
         self.placement = where
         self._lock = backbone.lock
-        if self.backend == "torch" and self.device == "cpu":
-            with self._lock:   # oneDNN-packed linear layers (batches.pack_linear_layers); shared, so packed once
-                pack_linear_layers(self.model)
         self.max_length = min(self.max_length or backbone.limit, backbone.limit)
         self.special_tokens = self.tokenizer.num_special_tokens_to_add(pair=True)
         config = self.model.config

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from groundjudge.local_nli.batches import ScoreStats, accepted_inputs, pack_linear_layers, run_sorted, to_row
+from groundjudge.local_nli.batches import ScoreStats, accepted_inputs, run_sorted, to_row
 from groundjudge.local_nli.inputs import cut_to_tokens, token_count
 from groundjudge.local_nli.model_cache import Loaded
 
@@ -33,9 +33,6 @@ class PairScorer:
     def __post_init__(self) -> None:
         self.tokenizer, self.model, self.device = self.loaded.tokenizer, self.loaded.model, self.loaded.device
         self.inputs = accepted_inputs(self.model)
-        if self.device == "cpu":
-            with self.loaded.lock:   # oneDNN-packed linear layers (batches.pack_linear_layers); shared, packed once
-                pack_linear_layers(self.model)
         self.special_tokens = len(self.tokenizer(self.text("", ""), verbose=False)["input_ids"])
         """Tokens the input adds around an empty pair (template words and special tokens)."""
 
