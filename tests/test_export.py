@@ -157,3 +157,16 @@ def test_missing_pyarrow_is_a_clear_error(run_dir, tmp_path, capsys, monkeypatch
     assert main(["export", str(run_dir), "--format", "parquet", "--to", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("error: ") and 'pip install "groundjudge[pandas]"' in err, err
+
+
+def test_run_ids_read_back_from_csv_as_the_same_strings(tmp_path):
+    """A bare 12-hex id is all digits about once in 300 runs, and pandas then reads it as an int (a CI failure)."""
+    import io
+
+    from groundjudge.runs.records import new_run_id
+
+    ids = [new_run_id() for _ in range(3000)]
+    assert len(set(ids)) == len(ids)
+    for run_id in ids:
+        back = pd.read_csv(io.StringIO(f"run_id\n{run_id}\n"))["run_id"].tolist()
+        assert back == [run_id]

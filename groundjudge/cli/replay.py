@@ -8,7 +8,6 @@ import json
 import os
 import shlex
 import sys
-import uuid
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -19,7 +18,7 @@ from groundjudge.judges.config import JudgeConfig  # noqa: E402
 from groundjudge.runs.calibrate import with_threshold  # noqa: E402
 from groundjudge.runs.interrupts import RunInterrupted, interrupts_raised
 from groundjudge.runs.lock import RunLock
-from groundjudge.runs.records import RecordWriter, RunRecords, find_records, read_records  # noqa: E402
+from groundjudge.runs.records import RecordWriter, RunRecords, find_records, new_run_id, read_records  # noqa: E402
 from groundjudge.runs.runner import JudgeTask, run_judges  # noqa: E402
 from groundjudge.runs.summary import summarize  # noqa: E402
 from groundjudge.types import JudgeSpec  # noqa: E402
@@ -89,7 +88,7 @@ def _replay_into(args: argparse.Namespace, original: RunRecords, service, out: P
     if records_path.exists():
         records_path.unlink()
     started = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    header = original.header.model_copy(update={"run_id": uuid.uuid4().hex[:12], "git_commit": git_commit(),
+    header = original.header.model_copy(update={"run_id": new_run_id(), "git_commit": git_commit(),
                                                 "started_at": started})
     with RecordWriter(records_path) as writer:
         writer.write(header)

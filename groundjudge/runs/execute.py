@@ -11,7 +11,6 @@ import os
 import random
 import shlex
 import sys
-import uuid
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
@@ -41,6 +40,7 @@ from groundjudge.runs.lock import RunLock
 from groundjudge.runs.records import (  # noqa: E402
     RecordsError,
     RecordWriter,
+    new_run_id,
     read_records,
     repair_torn_tail,
 )
@@ -269,7 +269,7 @@ def _judge_into(args, out, records_path, tasks, specs, evaluated, dev, to_calibr
                       + (f", {removed} torn byte(s) cut" if removed else ""))
     else:
         calibrations: dict[str, Calibration] = {}
-        run_id = uuid.uuid4().hex[:12]
+        run_id = new_run_id()
         started = datetime.now(timezone.utc).isoformat(timespec="seconds")
         if to_calibrate and dev:
             dev_files = tuple(portable_path(f) for f in args.calibrate_on) if args.calibrate_on else tuple(loaded.files)

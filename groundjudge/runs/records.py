@@ -5,11 +5,21 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from groundjudge.runs.interrupts import interrupts_deferred
 from groundjudge.types import ResultRecord, RunHeader
+
+
+def new_run_id() -> str:
+    """A fresh run id: ``run-`` and 12 random hex digits.
+
+    The prefix keeps the id a string wherever it travels: a bare hex id is all digits one time in ~300, and CSV
+    readers (pandas, spreadsheets) then turn it into a number that no longer matches the records.
+    """
+    return f"run-{uuid.uuid4().hex[:12]}"
 
 
 class RecordsError(ValueError):
