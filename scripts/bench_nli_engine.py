@@ -29,7 +29,8 @@ In one run, on the same model:
    part 1's rotation; pairs/s ratios against ``CrossEncoder.predict``, and each
    mode's verdict (argmax) agreement and max |dp| against the engine's fp32.
 6. **Ablations** (``--ablations``): the engine with one speed change undone at a
-   time (no oneDNN-packed linear layers; int8 with one scale per tensor; ONNX
+   time (no oneDNN-packed linear layers; the last layer for every token instead
+   of [CLS] only; repeated pairs scored again; int8 with one scale per tensor; ONNX
    Runtime threads spinning; the ONNX export with SDPA attention), in the same
    rotation, so each change's share of the speed-up is measured, not assumed.
 7. **Where the time goes** (``--profile``): the engine's fp32 call split into
@@ -353,17 +354,37 @@ def time_breakdown(engine: NLIModel, premises: list[str], hypotheses: list[str],
 
 def gemm_headroom(model: Any, batches: list[dict[str, Any]], ops: dict[str, Any]) -> dict[str, Any]:
     """How near the engine's fp32 linear layers run to this CPU's own matrix-product rate: their FLOPs on the
-    profiled batches (2 x in x out per token, padding included) over the profiled matmul kernel time, beside
-    torch's fp32 and bf16 rate on the same layer shapes at the largest batch's token count (best of 5)."""
+    profiled batches (2 x in x out per row each layer is really given, padding included: the last layer's
+    [CLS]-only products count one row per pair) over the profiled matmul kernel time, beside torch's fp32 and bf16
+    rate on the same layer shapes at the largest batch's token count (best of 5)."""
     import torch
 
-    tokens = sum(int(b["input_ids"].numel()) for b in batches)
     shapes: dict[tuple[int, int], int] = {}
-    for name, module in model.named_modules():
-        if type(module) is torch.nn.Linear and ".encoder." in f".{name}.":
-            key = (module.in_features, module.out_features)
-            shapes[key] = shapes.get(key, 0) + 1
-    flops = sum(2 * i * o * n * tokens for (i, o), n in shapes.items())
+    encoder = [(name, m) for name, m in model.named_modules() if ".encoder." in f".{name}."]
+    linears = [m for _, m in encoder if type(m) is torch.nn.Linear]
+    for module in linears:
+        key = (module.in_features, module.out_features)
+        shapes[key] = shapes.get(key, 0) + 1
+    # an intermediate layer runs its product fused with the GELU, without calling its dense layer: it is counted
+    # as a whole (input rows x the dense layer's shape), and its dense layer not on its own
+    intermediates = [m for _, m in encoder if type(m).__name__.endswith("Intermediate")
+                     and type(getattr(m, "dense", None)) is torch.nn.Linear]
+    inside = {id(m.dense) for m in intermediates}
+    done = [0]
+
+    def count(module: Any, inputs: tuple, _output: Any) -> None:
+        layer = getattr(module, "dense", module)
+        done[0] += 2 * inputs[0].numel() * layer.out_features
+
+    hooks = [m.register_forward_hook(count) for m in [*intermediates, *(m for m in linears if id(m) not in inside)]]
+    try:
+        with torch.inference_mode():
+            for batch in batches:
+                model(**batch)
+    finally:
+        for hook in hooks:
+            hook.remove()
+    flops = done[0]
     matmul_s = ops["self_ms"] * ops["shares"].get("matmul (linear layers)", 0.0) / 1000
     rows = max(int(b["input_ids"].numel()) for b in batches)
 
@@ -484,15 +505,23 @@ def _export_default_attention(path: str, target: Path) -> None:
 
 def ablations(engines: dict[str, NLIModel], path: str) -> dict[str, NLIModel]:
     """The engine with one of its speed changes undone, each timed beside the rest (``--ablations``):
-    linear layers without oneDNN packing; int8 with one scale per tensor (torch and ONNX); ONNX Runtime with
+    linear layers without oneDNN packing (and the full last layer); the last layer for every token, not
+    [CLS] only; repeated pairs scored again; int8 with one scale per tensor (torch and ONNX); ONNX Runtime with
     spinning threads; the ONNX export with SDPA attention (fp32, and int8 per tensor: the old ONNX backend)."""
     import torch
     from onnxruntime.quantization import QuantType, quantize_dynamic
     from transformers import AutoModelForSequenceClassification
 
+    from groundjudge.local_nli.batches import pack_linear_layers
+
     fp32 = engines["fp32"]
     found = {"fp32_without_packed_linear": _variant(fp32, AutoModelForSequenceClassification.from_pretrained(path)
                                                      .eval())}
+    full_last_layer = AutoModelForSequenceClassification.from_pretrained(path).eval()
+    pack_linear_layers(full_last_layer)
+    found["fp32_full_last_layer"] = _variant(fp32, full_last_layer)
+    found["fp32_scoring_duplicates"] = _variant(fp32, fp32.model)
+    found["fp32_scoring_duplicates"].deduplicate = False
     if "int8" in engines:
         plain = AutoModelForSequenceClassification.from_pretrained(path).eval()
         found["int8_per_tensor"] = _variant(engines["int8"], torch.ao.quantization.quantize_dynamic(
@@ -536,6 +565,8 @@ def same_pairs(engines: dict[str, NLIModel], premises: list[str], hypotheses: li
         "pairs_per_s": {m: n / s for m, s in seconds.items()},
         "vs_engine_fp32": {m: closeness(out, outputs["batched_length_sorted"]) for m, out in outputs.items()
                            if m != "batched_length_sorted"},
+        "repeated_pairs": sum(b - a - len(set(zip(premises[a:b], hypotheses[a:b])))
+                              for a, b in chunks(len(premises), chunk)),
         "padding_share": {"batched_input_order": padding(fp32, premises, hypotheses, False, chunk),
                           "batched_length_sorted": padding(fp32, premises, hypotheses, True, chunk)},
     }
@@ -610,6 +641,9 @@ def report(result: dict) -> None:
         print(f"{mode:<50}{seconds:>8.2f}{same['pairs_per_s'][mode]:>9.1f}"
               f"{ratios[mode]:>10.2f}x{close['max_abs_diff']:>10.1e}"
               f"{close['argmax_agreement']:>9.3f}{close['supported_verdict_agreement']:>9.3f}")
+    if "repeated_pairs" in same:
+        print(f"repeats: {same['repeated_pairs']} of the {same['pairs']} pairs repeat an earlier pair of their slice "
+              "(the engine scores each distinct pair once; the peers score every pair)")
     pad = same["padding_share"]
     print("padding: " + ", ".join(f"{share:.1%} of tokens in {mode}" for mode, share in pad.items()))
     if "where_time_goes" in result:

@@ -83,6 +83,23 @@ def test_batched_scores_equal_one_at_a_time_in_input_order(tmp_path):
     assert model.stats.pairs_scored == 27
 
 
+def test_a_repeated_pair_is_run_once_and_answered_for_every_copy(tmp_path):
+    model = NLIModel(tiny_model(tmp_path / "m", weight_scale=20.0), batch_size=2)
+    premises = [f"Sentence number {i} " + "word " * (i * 3) for i in range(5)]
+    hypotheses = [f"Claim {i}." for i in range(5)]
+    # pairs repeated in any order; the last two have the same words split differently and must stay apart
+    order = [3, 0, 4, 3, 1, 0, 2, 4, 1, 2, 3]
+    many_p = [premises[i] for i in order] + ["a b", "b"]
+    many_h = [hypotheses[i] for i in order] + ["b", "a b"]
+    call = ScoreStats()
+    together = model.score_pairs(many_p, many_h, stats=call)
+    alone = np.vstack([model.score_pairs([p], [h]) for p, h in zip(many_p, many_h)])
+    assert np.allclose(together, alone, atol=1e-5)
+    assert call.pairs_scored == 13 and call.duplicates == 6
+    assert call.batches == 4 and call.real_tokens == sum(
+        len(model.tokenizer(p, h)["input_ids"]) for p, h in {*zip(many_p, many_h)})
+
+
 def test_onnx_backend_gives_the_torch_probabilities(tmp_path, monkeypatch):
     """Exported once into the cache, ONNX Runtime scores like torch; int8 stays close."""
     monkeypatch.setenv("GROUNDJUDGE_ONNX_CACHE", str(tmp_path / "onnx"))

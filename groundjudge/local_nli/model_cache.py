@@ -4,7 +4,8 @@
 the same model twice), every later caller gets the same object. ``load_count(path)`` says how many times a
 model was really loaded (tests check it stays 1). ``load_pretrained`` is the one loader of transformers
 models for the local judges: tokenizer + model from a resolved path, on the judge's placement (a float32 model
-on CPU with its linear layers on oneDNN-packed weights, :func:`groundjudge.local_nli.batches.pack_linear_layers`).
+on CPU with its linear layers on oneDNN-packed weights, :func:`groundjudge.local_nli.batches.pack_linear_layers`;
+a BERT / RoBERTa classifier with its last layer computed for [CLS] only, :mod:`groundjudge.local_nli.cls_only`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from groundjudge.local_nli.batches import pack_linear_layers
+from groundjudge.local_nli.cls_only import cls_only_last_layer
 from groundjudge.local_nli.devices import Placement, torch_dtype
 from groundjudge.local_nli.model import torch_threads
 
@@ -98,6 +100,7 @@ def load_pretrained(auto_class: str, path: str, where: Placement, *, tokenizer: 
         tok = load_tokenizer(tokenizer or path)
         model = model.to(where.device).eval()
         pack_linear_layers(model)   # CPU float32 only: oneDNN-packed linear layers (a no-op elsewhere)
+        cls_only_last_layer(model)   # sequence classifiers reading [CLS] only (a no-op for other models)
         return Loaded(tokenizer=tok, model=model, placement=where, path=path)
 
     return shared(key, load)

@@ -3,8 +3,8 @@
 Labels are read from the model's ``config.id2label`` (checkpoints order them
 differently), or from the ``labels`` a user names when the config says only
 LABEL_0 / LABEL_1. All pairs of a call are tokenized at once, sorted by token
-length and cut into batches, so batches carry little padding; results come
-back in input order. Only the premise is cut to fit (``only_first``), and
+length and cut into batches, so batches carry little padding; a pair repeated
+within the call is scored once; results come back in input order. Only the premise is cut to fit (``only_first``), and
 never silently: every cut pair is counted in ``ScoreStats``.
 """
 
@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from groundjudge.local_nli.batches import ScoreStats, pad_rows, run_sorted
+from groundjudge.local_nli.cls_only import cls_only_last_layer
 from groundjudge.local_nli.devices import DeviceError, Placement, placement
 from groundjudge.local_nli.model import ModelUnavailable, resolve_model, torch_threads
 from groundjudge.local_nli.model_cache import load_pretrained, shared
@@ -140,6 +141,7 @@ def _load_backbone(path: str, int8: bool, backend: str) -> _Backbone:
         log.info("loading NLI model from %s on cpu, int8-quantised", path)
         model = AutoModelForSequenceClassification.from_pretrained(path).eval()
         model = torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear: _int8_qconfig()}, dtype=torch.qint8)
+        cls_only_last_layer(model)
     return _Backbone(tokenizer=tokenizer, model=model, device="cpu", limit=_model_limit(tokenizer, model.config),
                      lock=threading.Lock())
 
@@ -176,6 +178,9 @@ class NLIModel:
     """``float32``, ``bfloat16`` (same as ``bf16=True``) or ``float16`` (GPU only)."""
     labels: tuple[str, ...] = ()
     """The checkpoint's label names in index order, overriding its config (see :func:`map_labels`)."""
+    deduplicate: bool = True
+    """Score each distinct (premise, hypothesis) of a call once and copy its result to the repeats (False: score
+    every pair, for comparison)."""
     stats: ScoreStats = field(default_factory=ScoreStats)
     """Counts over every call of this instance."""
 
@@ -265,7 +270,7 @@ class NLIModel:
                 scored, self.batch_size = run_sorted(
                     rows, self.batch_size, self.device, self.tokenizer.pad_token_id,
                     self.tokenizer.padding_side == "left", lambda batch: self.probabilities(self.model(**batch).logits),
-                    call, sort_by_length)
+                    call, sort_by_length, self.deduplicate)
             result = np.vstack(scored).astype(np.float32)
             call.pairs_scored = n
         self.stats.add(call)

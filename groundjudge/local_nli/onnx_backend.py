@@ -27,14 +27,16 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+from groundjudge.local_nli.cls_only import cls_only_last_layer
 from groundjudge.local_nli.model import torch_threads
 
 log = logging.getLogger(__name__)
 
 INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 
-EXPORT_VERSION = "eager-attention, per-channel int8"
-"""Part of the cache key: exports made by an older exporter (SDPA attention, per-tensor int8) are not reused."""
+EXPORT_VERSION = "eager-attention, per-channel int8, cls-only last layer"
+"""Part of the cache key: exports made by an older exporter (SDPA attention, per-tensor int8, a full last layer)
+are not reused."""
 
 
 class OnnxUnavailable(RuntimeError):
@@ -95,6 +97,7 @@ def _export_fp32(path: str, target: Path) -> None:
     except (ValueError, TypeError, ImportError) as err:
         log.info("no eager attention for %s (%s); exporting its default attention", path, err)
         model = AutoModelForSequenceClassification.from_pretrained(path).eval()
+    cls_only_last_layer(model)   # the graph computes the last layer for [CLS] only where the head reads only that
     sample = tokenizer(["A premise."], ["A claim."], return_tensors="pt")
     names = [name for name in INPUTS if name in sample]
     target.parent.mkdir(parents=True, exist_ok=True)
