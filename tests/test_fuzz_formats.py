@@ -201,6 +201,21 @@ def test_wrong_json_types_anywhere_are_named_errors_or_clean_reads(sample, pick,
         check_all_readers(write_sample(Path(folder), sample, content))
 
 
+def test_odd_hypothesis_keys_are_quoted_in_the_field_path(tmp_path):
+    """Keys with a line break, a dot or a space (hypothesis found this: a key "\\n" broke the error over two lines)."""
+    data = json.loads(SAMPLES["dev.json"])
+    data["documents"][0]["annotation_sets"][0]["annotations"] = {"\n": None, "a.b": {"choice": "Maybe"},
+                                                                  "c d": {"choice": "Entailment"}}
+    path = tmp_path / "dev.json"
+    path.write_text(json.dumps(data))
+    examples, errors, _ = load_file(path, "contractnli")
+    fields = sorted(e.field for e in errors)
+    assert examples == [] and fields == ['documents[0].annotation_sets[0].annotations["\\n"].choice',
+                                         'documents[0].annotation_sets[0].annotations["a.b"].choice',
+                                         'labels["c d"].hypothesis']
+    assert all("\n" not in str(e) for e in errors)
+
+
 @FUZZ
 @given(values=st.dictionaries(st.sampled_from(["id", "context", "answer", "label", "question", "split", "meta",
                                                "error_types", "knowledge", "right_answer", "hallucinated_answer",

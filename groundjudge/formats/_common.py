@@ -7,6 +7,7 @@ import csv
 import hashlib
 import io
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,16 @@ class RowError(BaseModel):
         if self.field.startswith("<"):
             return f"{self.file}: {message}"
         return f"{self.file}: field '{self.field}': {message}"
+
+
+_PLAIN_KEY = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def key_field(base: str, key: Any) -> str:
+    """The field path of ``base``'s member ``key``: ``base.key`` for a plain key (``nda-1``), else the key
+    JSON-quoted, ``base["a key\\n"]``, so a key with dots, spaces or line breaks still names one field on one line."""
+    text = str(key)
+    return f"{base}.{text}" if _PLAIN_KEY.fullmatch(text) else f"{base}[{json.dumps(text)}]"
 
 
 MAX_META_DEPTH = 100

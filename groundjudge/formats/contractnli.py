@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from groundjudge.formats._common import RowError, json_head, make_example, read_json_document
+from groundjudge.formats._common import RowError, json_head, key_field, make_example, read_json_document
 from groundjudge.types import Example
 
 NAME = "contractnli"
@@ -81,14 +81,14 @@ def _document(path: Path, index: int, doc: Any, labels: dict[str, Any],
     spans = doc.get("spans") if isinstance(doc.get("spans"), list) else []
     doc_id = doc.get("id", index)
     for key, annotation in annotations.items():
-        field = f"{where}.annotation_sets[0].annotations.{key}"
+        field = key_field(f"{where}.annotation_sets[0].annotations", key)
         choice = annotation.get("choice") if isinstance(annotation, dict) else None
         if not isinstance(choice, str) or choice not in CHOICES:
             yield error(f"{field}.choice", f"unknown choice {choice!r}; expected one of {sorted(CHOICES)}")
             continue
         hypothesis = labels.get(key)
         if not isinstance(hypothesis, dict) or not isinstance(hypothesis.get("hypothesis"), str):
-            yield error(f"labels.{key}.hypothesis", "hypothesis not defined in labels")
+            yield error(f"{key_field('labels', key)}.hypothesis", "hypothesis not defined in labels")
             continue
         span_ids = annotation.get("spans") or []
         evidence = [_span(spans, i, len(doc["text"])) for i in span_ids] if isinstance(span_ids, list) else [None]

@@ -2,8 +2,8 @@
 
 A sequence classifier's head reads one vector: the last layer's output at position 0. Every other position of
 that layer is computed and thrown away: its query projection, attention output, residual, layer norm and
-feed-forward block, five sixths of the layer's matrix products, and on MiniLM-L6 about 14% of the whole forward
-pass. :func:`cls_only_last_layer` makes that layer compute position 0 alone: keys and values from every
+feed-forward block, five sixths of the layer's matrix products; on MiniLM-L6, 14% of the linear layers' FLOPs
+and 1.15x the engine's fp32 speed (scripts/bench_nli_engine.py, results/engine/bench_peers.json). :func:`cls_only_last_layer` makes that layer compute position 0 alone: keys and values from every
 token, as before, and the rest for [CLS]. The logits are the same up to float rounding.
 
 It applies to BERT, RoBERTa and XLM-RoBERTa sequence classifiers (their heads read ``[:, 0]``; the NLI

@@ -4,8 +4,9 @@ Labels are read from the model's ``config.id2label`` (checkpoints order them
 differently), or from the ``labels`` a user names when the config says only
 LABEL_0 / LABEL_1. All pairs of a call are tokenized at once, sorted by token
 length and cut into batches, so batches carry little padding; a pair repeated
-within the call is scored once; results come back in input order. Only the premise is cut to fit (``only_first``), and
-never silently: every cut pair is counted in ``ScoreStats``.
+within the call is scored once; results come back in input order. Only the
+premise is cut to fit (``only_first``), and never silently: every cut pair is
+counted in ``ScoreStats``.
 """
 
 from __future__ import annotations
