@@ -483,26 +483,6 @@ def _variant(engine: NLIModel, model: Any) -> NLIModel:
     return other
 
 
-def _export_default_attention(path: str, target: Path) -> None:
-    """The ONNX export as the engine made it before: the model's default (SDPA) attention."""
-    import warnings
-
-    import torch
-    from transformers import AutoModelForSequenceClassification, AutoTokenizer
-
-    from groundjudge.local_nli.onnx_backend import INPUTS
-
-    tokenizer = AutoTokenizer.from_pretrained(path)
-    model = AutoModelForSequenceClassification.from_pretrained(path).eval()
-    sample = tokenizer(["A premise."], ["A claim."], return_tensors="pt")
-    names = [name for name in INPUTS if name in sample]
-    with torch.inference_mode(), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        torch.onnx.export(model, tuple(sample[n] for n in names), str(target), input_names=names,
-                          output_names=["logits"], dynamic_axes={n: {0: "batch", 1: "tokens"} for n in names},
-                          opset_version=17, dynamo=False)
-
-
 def ablations(engines: dict[str, NLIModel], path: str) -> dict[str, NLIModel]:
     """The engine with one of its speed changes undone, each timed beside the rest (``--ablations``):
     linear layers without oneDNN packing (and the full last layer); the last layer for every token, not
@@ -513,6 +493,7 @@ def ablations(engines: dict[str, NLIModel], path: str) -> dict[str, NLIModel]:
     from transformers import AutoModelForSequenceClassification
 
     from groundjudge.local_nli.batches import pack_linear_layers
+    from groundjudge.local_nli.onnx_backend import export_fp32
 
     fp32 = engines["fp32"]
     found = {"fp32_without_packed_linear": _variant(fp32, AutoModelForSequenceClassification.from_pretrained(path)
@@ -533,7 +514,7 @@ def ablations(engines: dict[str, NLIModel], path: str) -> dict[str, NLIModel]:
         config = onnx8.model.config
         fp32_file = str(onnx32.model.file)
         quantize_dynamic(fp32_file, str(folder / "per_tensor.onnx"), weight_type=QuantType.QInt8)
-        _export_default_attention(path, folder / "sdpa.onnx")
+        export_fp32(path, folder / "sdpa.onnx", eager_attention=False, cls_only=False)   # the old exporter
         quantize_dynamic(str(folder / "sdpa.onnx"), str(folder / "sdpa_per_tensor.onnx"), weight_type=QuantType.QInt8)
         found["onnx_int8_spinning"] = _variant(onnx8, _OrtFile(str(onnx8.model.file), config, spinning=True))
         found["onnx_int8_per_tensor"] = _variant(onnx8, _OrtFile(str(folder / "per_tensor.onnx"), config, False))

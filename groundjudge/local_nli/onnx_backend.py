@@ -72,7 +72,7 @@ def export(path: str, int8: bool = False) -> Path:
     folder = cache_root() / model_key(path)
     fp32, quantised = folder / "model.onnx", folder / "model.int8.onnx"
     if not fp32.exists():
-        _export_fp32(path, fp32)
+        export_fp32(path, fp32)
     if int8 and not quantised.exists():
         from onnxruntime.quantization import QuantType, quantize_dynamic
 
@@ -85,19 +85,26 @@ def export(path: str, int8: bool = False) -> Path:
     return quantised if int8 else fp32
 
 
-def _export_fp32(path: str, target: Path) -> None:
-    """torch.onnx export with dynamic batch and sequence axes (TorchScript exporter: no extra packages)."""
+def export_fp32(path: str, target: Path, *, eager_attention: bool = True, cls_only: bool = True) -> None:
+    """torch.onnx export with dynamic batch and sequence axes (TorchScript exporter: no extra packages).
+
+    ``eager_attention=False`` / ``cls_only=False`` export the model's default attention / its full last layer
+    (what older exporters made; the benchmark's ablations time them)."""
     import torch
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
     log.info("exporting %s to ONNX (once per model)", path)
     tokenizer = AutoTokenizer.from_pretrained(path)
-    try:   # eager attention exports to a plain MatMul/Softmax graph (see the module notes)
-        model = AutoModelForSequenceClassification.from_pretrained(path, attn_implementation="eager").eval()
-    except (ValueError, TypeError, ImportError) as err:
-        log.info("no eager attention for %s (%s); exporting its default attention", path, err)
+    model = None
+    if eager_attention:
+        try:   # eager attention exports to a plain MatMul/Softmax graph (see the module notes)
+            model = AutoModelForSequenceClassification.from_pretrained(path, attn_implementation="eager").eval()
+        except (ValueError, TypeError, ImportError) as err:
+            log.info("no eager attention for %s (%s); exporting its default attention", path, err)
+    if model is None:
         model = AutoModelForSequenceClassification.from_pretrained(path).eval()
-    cls_only_last_layer(model)   # the graph computes the last layer for [CLS] only where the head reads only that
+    if cls_only:   # the graph computes the last layer for [CLS] only where the head reads only that
+        cls_only_last_layer(model)
     sample = tokenizer(["A premise."], ["A claim."], return_tensors="pt")
     names = [name for name in INPUTS if name in sample]
     target.parent.mkdir(parents=True, exist_ok=True)
