@@ -72,19 +72,10 @@ def as_config(judge: JudgeLike, **settings: Any) -> JudgeConfig:
     return config
 
 
-def _service(cache_dir: str | None = None, no_cache: bool = False, max_cost: float | None = None,
-             prompts: str | None = None):
-    from groundjudge.cli.common import make_service
+def _service(cache_dir: str | None = None, no_cache: bool = False):
+    from groundjudge.llm.service_options import LLMOptions, make_service
 
-    return make_service(_Options(prompts=prompts, cache_dir=cache_dir, no_cache=no_cache, max_cost=max_cost))
-
-
-@dataclass
-class _Options:
-    prompts: str | None = None
-    cache_dir: str | None = None
-    no_cache: bool = False
-    max_cost: float | None = None
+    return make_service(LLMOptions(cache_dir=cache_dir, no_cache=no_cache))
 
 
 def judge(answer: str, context: str | Sequence[str], judge: JudgeLike = "claims", question: str | None = None,
@@ -178,7 +169,7 @@ def evaluate(data: Any, judges: Sequence[JudgeLike] | None = None, out: str | Pa
 
     folder = Path(out) if out else Path(tempfile.mkdtemp(prefix="groundjudge-run-"))
     configs = [as_config(j) for j in judges or []]
-    values: dict[str, Any] = {"quiet": True, "tables": False}
+    values: dict[str, Any] = {"quiet": True}
     if isinstance(data, (str, Path)) and str(data).endswith(".toml"):
         experiment = load_experiment(data)
         configs = list(experiment.judges) + configs

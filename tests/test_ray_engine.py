@@ -24,7 +24,7 @@ import pytest
 from conftest import ROOT, qa_rows, rent_rows, write_jsonl
 
 import groundjudge
-from groundjudge.cli.common import UsageError
+from groundjudge.errors import UsageError
 from groundjudge.experiment import load_experiment
 from groundjudge.llm.shared_limits import RateBuckets
 from groundjudge.runs import engine_options

@@ -9,7 +9,8 @@ from pathlib import Path
 
 from rich.table import Table
 
-from groundjudge.cli.common import UsageError, add_llm_options, console, make_service, stdout_console
+from groundjudge.cli.common import (UsageError, add_llm_options, console, llm_options, make_service,
+                                    stdout_console)
 from groundjudge.formats import ADAPTERS
 from groundjudge.formats.load import load_examples
 
@@ -81,7 +82,7 @@ def cmd_perturb(args: argparse.Namespace) -> int:
     sources = select_sources(loaded.examples, args.label, args.sample, args.seed)
     if not sources:
         raise UsageError(f"no {args.label} answers to perturb in {', '.join(loaded.files)} (--label)")
-    service = make_service(args) if (args.generator or (args.check and args.check != "lexical")) else None
+    service = make_service(llm_options(args)) if (args.generator or (args.check and args.check != "lexical")) else None
     generator = LLMGenerator.from_spec(args.generator, service) if args.generator else None
     check = JudgeCheck.build(args.check, service) if args.check and args.check != "lexical" else LexicalCheck()
     with Progress(console=console, transient=True, disable=args.quiet) as progress:

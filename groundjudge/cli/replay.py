@@ -12,7 +12,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-from groundjudge.cli.common import console, git_commit, make_service, stdout_console
+from groundjudge.cli.common import console, git_commit, llm_options, make_service, stdout_console
 from groundjudge.judges import SpecError  # noqa: E402
 from groundjudge.judges.config import JudgeConfig  # noqa: E402
 from groundjudge.runs.calibrate import with_threshold  # noqa: E402
@@ -39,7 +39,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
             for call in record.result.calls:
                 if call.cache_key and call.raw_output is not None:
                     cache.put(call.cache_key, recorded_entry(call))
-    service = make_service(args, offline=True, cache=cache)
+    service = make_service(llm_options(args), offline=True, cache=cache)
     out = Path(args.out) if args.out else source / "replay"
     command = ["groundjudge", *getattr(args, "argv", ["replay"])]
     try:

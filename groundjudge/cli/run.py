@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import json
+from pathlib import Path
 
-from groundjudge.cli.common import UsageError, add_llm_options
+from groundjudge.cli.common import UsageError, add_llm_options, stdout_console
 from groundjudge.experiment import load_experiment
 from groundjudge.formats import ADAPTERS
 from groundjudge.judges.config import JudgeConfig
@@ -17,7 +19,7 @@ DEFAULTS = {"seed": 0, "dev_fraction": 0.3, "out": "runs/latest", "concurrency":
 def options_from_args(args: argparse.Namespace):
     """The run's options (a ``RunOptions``): the flags given, over the experiment file's values (if the data is
     one), over the defaults."""
-    from groundjudge.runs.execute import RunOptions   # runs.execute uses cli.common: imported when run
+    from groundjudge.runs.execute import RunOptions   # imported when run: it brings the judges in
 
     flags = vars(args)
     given = {key: value for key, value in flags.items() if value is not None}
@@ -47,10 +49,26 @@ def options_from_args(args: argparse.Namespace):
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    """Judge the data with every judge, write records.jsonl and summary.json, print the table."""
+    """Judge the data with every judge, write records.jsonl and summary.json, print the tables."""
     from groundjudge.runs.execute import execute
 
-    return execute(options_from_args(args))
+    options = options_from_args(args)
+    code = execute(options)
+    if code == 0 and not options.dry_run:
+        print_tables(Path(options.out))
+    return code
+
+
+def print_tables(out: Path) -> None:
+    """Print a finished run's comparison table (and the pairwise table) from its summary.json."""
+    from groundjudge.report.compare import comparison_table, pairwise_table
+
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    stdout = stdout_console()
+    stdout.print(comparison_table(summary))
+    if summary["pairwise"]:
+        stdout.print(pairwise_table(summary))
+    stdout.print(f"records: {out / 'records.jsonl'}\nsummary: {out / 'summary.json'}")
 
 
 def add_parser(verbs) -> None:

@@ -70,6 +70,12 @@ def parse_spec(text: str) -> tuple[str, dict[str, Any]]:
     return parse(text)
 
 
+def uses_llm(spec_text: str) -> bool:
+    """Whether a judge (or a judge inside it) calls a language model: its class has a ``service`` field."""
+    cls = judge_class(parse_spec(spec_text)[0])
+    return any(f.name == "service" for f in dataclasses.fields(cls))
+
+
 def build_judge(text: str, **runtime: Any) -> tuple[Judge, JudgeSpec]:
     """Create a judge from its spec text; unknown names or settings are clear errors.
 

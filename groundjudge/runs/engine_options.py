@@ -40,7 +40,7 @@ class EngineOptions(BaseModel):
     def _engine_can_run(self) -> EngineOptions:
         if self.engine != "ray":
             return self
-        from groundjudge.cli.common import UsageError   # not a ValueError: it leaves pydantic as the CLI's error
+        from groundjudge.errors import UsageError   # not a ValueError: it leaves pydantic as the CLI's error
 
         if getattr(self, "batch", False):
             raise UsageError("--engine ray sends calls online; provider batches (--batch) run on the driver: "

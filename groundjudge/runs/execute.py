@@ -11,6 +11,7 @@ import os
 import random
 import shlex
 import sys
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
@@ -18,25 +19,20 @@ from typing import Any, Literal
 from pydantic import Field
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-from groundjudge.cli.common import (
-    UsageError,
-    console,
-    git_commit,
-    make_service,
-    package_versions,
-    stdout_console,
-    uses_llm,
-)
-from groundjudge.formats.load import assign_missing_splits, dataset_hash, load_examples  # noqa: E402
+from groundjudge.consoles import console, stdout_console  # noqa: E402
+from groundjudge.errors import UsageError  # noqa: E402
+from groundjudge.formats.load import LoadedData, assign_missing_splits, dataset_hash, load_examples  # noqa: E402
 from groundjudge.judges.composite import judge_parts  # noqa: E402
+from groundjudge.judges import uses_llm  # noqa: E402
 from groundjudge.judges.config import JudgeConfig, recorded_settings  # noqa: E402
+from groundjudge.llm.service_options import LLMOptions, make_service  # noqa: E402
 from groundjudge.paths import portable_path
-from groundjudge.report.compare import comparison_table, pairwise_table  # noqa: E402
 from groundjudge.llm.batch.driver import DEFAULT_MAX_WAIT_S, DEFAULT_POLL_S, BatchError, BatchesOpen  # noqa: E402
 from groundjudge.runs.batch_rounds import batch_driver, batch_judges, with_batch  # noqa: E402
 from groundjudge.runs.calibrate import calibrate, needs_calibration, with_threshold  # noqa: E402
 from groundjudge.runs.interrupts import RunInterrupted, interrupts_raised
 from groundjudge.runs.lock import RunLock
+from groundjudge.runs.provenance import git_commit, package_versions
 from groundjudge.runs.records import (  # noqa: E402
     RecordsError,
     RecordWriter,
@@ -54,7 +50,7 @@ BATCHES_OPEN_EXIT = 75
 """Exit status of a run that stopped waiting for open provider batches (EX_TEMPFAIL: resume later)."""
 
 
-class RunOptions(EngineOptions):
+class RunOptions(LLMOptions, EngineOptions):
     """Everything a run needs, from CLI flags, an experiment file or Python."""
 
     data: list[str] = Field(min_length=1, description="Data files or folders.")
@@ -72,12 +68,7 @@ class RunOptions(EngineOptions):
     resume: bool = False
     concurrency: int = 8
     quiet: bool = False
-    tables: bool = Field(default=True, description="Print the comparison tables at the end (the API does not).")
     dry_run: bool = False
-    prompts: str | None = Field(default=None, description="Template folder for LLM judges without their own.")
-    cache_dir: str | None = None
-    no_cache: bool = False
-    max_cost: float | None = None
     batch: bool = Field(default=False, description=(
         "Send every LLM judge's calls through the provider batch APIs (OpenAI, Anthropic; half price), in rounds."))
     batch_poll_s: float = Field(default=DEFAULT_POLL_S, gt=0, description="Seconds between polls of open batches.")
@@ -106,6 +97,30 @@ def build_tasks(configs: list[JudgeConfig], service) -> tuple[list[JudgeTask], l
         specs.append(JudgeSpec(spec=config.name, name=config.kind, settings=recorded_settings(judge),
                                templates=prompt_templates(judge)))
     return tasks, specs
+
+
+@dataclass
+class RunPlan:
+    """What a run will judge, settled before anything is judged: judges, examples, calibration and data record."""
+
+    tasks: list[JudgeTask]
+    """The judges, as built."""
+    specs: list[JudgeSpec]
+    """Their header entries (settings and templates as recorded)."""
+    evaluated: list[Example]
+    """The examples judged into records.jsonl."""
+    dev: list[Example]
+    """The examples thresholds are fitted on (empty when no judge is calibrated)."""
+    to_calibrate: list[JudgeTask]
+    """The judges whose thresholds are fitted on ``dev``."""
+    loaded: LoadedData
+    """The data as loaded (files, formats, skipped rows)."""
+    dataset: DatasetInfo
+    """The header's record of the evaluated data."""
+    split_name: str
+    """The name of the evaluated part (``test``, ``all but dev``, ...)."""
+    cal_source: str | None
+    """Where the dev examples come from, for the calibration record."""
 
 
 def _choose_examples(args: RunOptions, examples: list[Example], calibrating: bool
@@ -195,13 +210,14 @@ def execute(args: RunOptions) -> int:
                           hash=dataset_hash(evaluated), n_loaded=len(loaded.examples),
                           skipped_rows=len(loaded.errors))
 
+    plan = RunPlan(tasks=tasks, specs=specs, evaluated=evaluated, dev=dev, to_calibrate=to_calibrate, loaded=loaded,
+                   dataset=dataset, split_name=split_name, cal_source=cal_source)
     command = resume_command(args)
     driver = batch_driver(args, out, service) if batching else None
     try:
         with interrupts_raised(), RunLock(out, command, warn=lambda text: console.print(f"[yellow]{text}",
                                                                                          soft_wrap=True)):
-            return _judge_into(args, out, records_path, tasks, specs, evaluated, dev, to_calibrate, loaded, dataset,
-                               split_name, cal_source, service, driver)
+            return _judge_into(args, plan, service, driver)
     except BatchesOpen as stop:
         console.print(f"[yellow]{stop}: stopped waiting; every verdict written so far is kept and the batches' ids "
                       f"are in {out / 'batches.jsonl'}. Continue (polling them, not submitting them again) with:",
@@ -246,9 +262,12 @@ def _interrupted_calibration(cal_path: Path, dev_header: RunHeader) -> RunHeader
     return header if same else None
 
 
-def _judge_into(args, out, records_path, tasks, specs, evaluated, dev, to_calibrate, loaded, dataset, split_name,
-                cal_source, service, driver=None) -> int:
+def _judge_into(args: RunOptions, plan: RunPlan, service, driver=None) -> int:
     """Calibrate (or resume), judge and summarise into the locked run folder."""
+    out = Path(args.out)
+    records_path = out / "records.jsonl"
+    tasks, specs, dev, to_calibrate = plan.tasks, plan.specs, plan.dev, plan.to_calibrate
+    loaded, dataset = plan.loaded, plan.dataset
     done: set[tuple[str, str]] = set()
     if records_path.exists() and records_path.stat().st_size > 0:
         if not args.resume:
@@ -285,9 +304,9 @@ def _judge_into(args, out, records_path, tasks, specs, evaluated, dev, to_calibr
                 run_id, started, dev_header = kept.run_id, kept.started_at, kept
             elif cal_path.exists():
                 cal_path.unlink()
-            console.print(f"calibrating {len(to_calibrate)} judge(s) on {len(dev)} dev examples ({cal_source})"
+            console.print(f"calibrating {len(to_calibrate)} judge(s) on {len(dev)} dev examples ({plan.cal_source})"
                           + (" (resumed)" if kept is not None else ""))
-            calibrations = calibrate(to_calibrate, dev, cal_source, dev_header, cal_path,
+            calibrations = calibrate(to_calibrate, dev, plan.cal_source, dev_header, cal_path,
                                      args.concurrency, not args.quiet, batches=driver)
         elif to_calibrate:
             console.print("[yellow]no dev data: score-based judges keep their default thresholds "
@@ -296,7 +315,7 @@ def _judge_into(args, out, records_path, tasks, specs, evaluated, dev, to_calibr
         tasks = [with_threshold(t, calibrations[t.spec]) if t.spec in calibrations else t for t in tasks]
         specs = [s.model_copy(update={"calibration": calibrations.get(s.spec)}) for s in specs]
         templates = {name: service.prompts.template_hash(name) for name in service.prompts.names()} if service else {}
-        header = RunHeader(run_id=run_id, judges=tuple(specs), dataset=dataset, eval_split=split_name,
+        header = RunHeader(run_id=run_id, judges=tuple(specs), dataset=dataset, eval_split=plan.split_name,
                            template_hashes=templates, versions=package_versions(), git_commit=git_commit(),
                            started_at=started)
         out.mkdir(parents=True, exist_ok=True)
@@ -304,15 +323,8 @@ def _judge_into(args, out, records_path, tasks, specs, evaluated, dev, to_calibr
             writer.write(header)
 
     with RecordWriter(records_path) as writer:
-        runner_for(args)(tasks, evaluated, writer, done=done, concurrency=args.concurrency,
+        runner_for(args)(tasks, plan.evaluated, writer, done=done, concurrency=args.concurrency,
                          show_progress=not args.quiet, batches=driver)
     summary = summarize(read_records(records_path))
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
-    if not args.tables:
-        return 0
-    stdout = stdout_console()
-    stdout.print(comparison_table(summary))
-    if summary["pairwise"]:
-        stdout.print(pairwise_table(summary))
-    stdout.print(f"records: {records_path}\nsummary: {out / 'summary.json'}")
     return 0

@@ -30,7 +30,7 @@ def import_ray():
     try:
         import ray
     except ImportError:
-        from groundjudge.cli.common import UsageError
+        from groundjudge.errors import UsageError
 
         raise UsageError(RAY_MISSING) from None
     return ray

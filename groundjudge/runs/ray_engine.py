@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from groundjudge.cli.common import console
+from groundjudge.consoles import console
 from groundjudge.judges.composite import judge_parts
 from groundjudge.runs.ray_actors import LLMJudgeWorker, LocalJudgeWorker, ServiceSpec, WorkerSpec
 from groundjudge.runs.ray_cluster import cluster_shape, connected, default_actors, forwarded_env
@@ -106,7 +106,7 @@ def _service_of(tasks: Sequence[JudgeTask]) -> Any:
 
 
 def _service_spec(options: Any, limits: SharedLimits) -> ServiceSpec:
-    from groundjudge.cli.common import default_cache_dir
+    from groundjudge.llm.service_options import default_cache_dir
 
     no_cache = bool(getattr(options, "no_cache", False))
     cache_dir = None if no_cache else str(getattr(options, "cache_dir", None) or default_cache_dir())
@@ -185,7 +185,7 @@ def run_judges_ray(tasks: Sequence[JudgeTask], examples: Sequence[Example], writ
     ``options`` are the run's options (``RunOptions``: the judges' configs, the ``ray_*`` settings, the LLM
     service's prompts, cache and ``max_cost``). Records are written here, in the examples' order.
     """
-    from groundjudge.cli.common import uses_llm
+    from groundjudge.judges import uses_llm
 
     configs = {config.name: config for config in options.judges}
     llm = {task.spec: uses_llm(configs[task.spec].kind) for task in tasks}
@@ -228,7 +228,7 @@ def ray_runner(options: Any) -> Callable[..., int]:
             done: set[tuple[str, str]] = frozenset(), concurrency: int = 8, show_progress: bool = True,
             batches: Any = None) -> int:
         if batches is not None:
-            from groundjudge.cli.common import UsageError
+            from groundjudge.errors import UsageError
 
             raise UsageError("--engine ray sends calls online; provider batches (--batch) run on the driver")
         return run_judges_ray(tasks, examples, writer, options, done, concurrency, show_progress)
