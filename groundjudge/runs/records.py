@@ -100,6 +100,12 @@ class RecordWriter:
             self._handle.write(line)
             self._handle.flush()
 
+    def sync(self) -> None:
+        """Flush what was written to the disk itself (fsync), not only to the OS."""
+        with interrupts_deferred():
+            self._handle.flush()
+            os.fsync(self._handle.fileno())
+
     def close(self) -> None:
         """Flush to disk and close."""
         with interrupts_deferred():
