@@ -19,6 +19,7 @@ from rich.table import Table
 from rich.text import Text
 
 from groundjudge.metrics import mcnemar_p
+from groundjudge.runs.agreement import pair_agreement
 from groundjudge.runs.latency import at_concurrency
 from groundjudge.runs.records import RunRecords, find_records, read_records
 from groundjudge.runs.summary import summarize
@@ -52,7 +53,7 @@ def comparison_table(summary: dict[str, Any]) -> Table:
                         f"from {', '.join(data['files'])}")
     shared = shared_concurrency(summary["judges"].values())
     for column in ("judge", "bal. acc [95% CI]", "macro-F1 [95% CI]", "ROC AUC [95% CI]", "macro P", "macro R", "acc",
-                   "abstain", "threshold", f"latency p50/p95 s {shared or '@concurrency'}", "queue share",
+                   "called grounded", "abstain", "threshold", f"latency p50/p95 s {shared or '@concurrency'}", "queue share",
                    "wall s / answer", "$", "tokens in/out"):
         table.add_column(column, justify="left" if column == "judge" else "right")
     for spec, s in summary["judges"].items():
@@ -68,6 +69,7 @@ def comparison_table(summary: dict[str, Any]) -> Table:
             _ci(s.get("macro_precision"), None),
             _ci(s.get("macro_recall"), None),
             _ci(s.get("accuracy"), None),
+            "-" if s.get("grounded_share") is None else f"{s['grounded_share']:.1%}",
             str(s["n_abstained"]),
             threshold,
             f"{s['latency_s']['p50']:.4f}/{s['latency_s']['p95']:.4f}" + ("" if shared else f" {at_concurrency(s)}"),
@@ -87,12 +89,20 @@ def shared_concurrency(summaries) -> str | None:
 
 
 def pairwise_table(summary: dict[str, Any]) -> Table:
-    """McNemar p-values between every pair of judges."""
-    table = Table(title="McNemar (exact) between judges, on the examples both judged")
-    for column in ("a", "b", "n", "p"):
-        table.add_column(column)
+    """Every two judges: agreement and Cohen's kappa on the answers both decided (no labels needed), the
+    disagreements, and McNemar's exact p on the labelled answers both judged."""
+    table = Table(title="Between judges: agreement on every answer both decided (no labels needed); McNemar (exact) "
+                        "on the labelled answers both judged")
+    for column in ("a", "b", "both decided", "agree", "kappa [95% CI]", "disagree (a g / b u, a u / b g)",
+                   "labelled n", "McNemar p"):
+        table.add_column(column, justify="left" if column in ("a", "b") else "right")
     for row in summary["pairwise"]:
-        table.add_row(Text(row["a"]), Text(row["b"]), str(row["n"]), f"{row['mcnemar_p']:.4g}")
+        kappa = "-" if row.get("kappa") is None else _ci(row["kappa"], row.get("kappa_ci95"))
+        agree = "-" if row.get("agreement") is None else f"{row['agreement']:.1%}"
+        split = f"{row.get('a_grounded_b_ungrounded', 0)} / {row.get('a_ungrounded_b_grounded', 0)}"
+        p = row.get("mcnemar_p")
+        table.add_row(Text(row["a"]), Text(row["b"]), str(row.get("n_both", "-")), agree, kappa,
+                      f"{row.get('disagreements', 0)} ({split})", str(row["n"]), "-" if p is None else f"{p:.4g}")
     return table
 
 
@@ -174,16 +184,20 @@ def load_run(path: str | Path) -> LoadedRun:
 
 
 def _pairwise(results: dict[str, list[ResultRecord]]) -> list[dict[str, Any]]:
-    """Exact McNemar between every two judges on the labelled examples both judged (across runs too)."""
+    """Between every two judges (across runs too): exact McNemar on the labelled examples both judged, and
+    agreement, kappa and disagreements on every example both decided (no labels needed)."""
     correct = {spec: {example_key(r.example): r.result.verdict.label == r.example.label
                       for r in records if r.example.label is not None}
                for spec, records in results.items()}
+    verdicts = {spec: {example_key(r.example): r.result.verdict.label for r in records}
+                for spec, records in results.items()}
     rows = []
     for a, b in combinations(results, 2):
         shared = sorted(correct[a].keys() & correct[b].keys())
         rows.append({"a": a, "b": b, "n": len(shared),
                      "mcnemar_p": mcnemar_p([correct[a][k] for k in shared], [correct[b][k] for k in shared])
-                     if shared else None})
+                     if shared else None,
+                     **pair_agreement(verdicts[a], verdicts[b])})
     return rows
 
 

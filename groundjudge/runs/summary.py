@@ -14,6 +14,7 @@ from groundjudge.metrics import (
     mcnemar_p,
     ranking_metrics,
 )
+from groundjudge.runs.agreement import pair_agreement, verdict_shares, verdicts_by_answer
 from groundjudge.runs.error_type_stats import error_type_summary, predicted_error_types
 from groundjudge.runs.injection import injection_summaries
 from groundjudge.runs.latency import latency_summary
@@ -37,6 +38,7 @@ def _judge_summary(spec: str, results: list[ResultRecord], threshold: dict[str, 
         "abstain_reasons": dict(Counter(r.result.verdict.abstain_reason.split(":")[0]
                                         for r in results if r.result.verdict.abstain_reason)),
         "paths": dict(Counter(r.result.verdict.path for r in results)),
+        **verdict_shares(results),
     }
     if labelled:
         metrics = classification_metrics(gold, predicted)
@@ -169,7 +171,9 @@ def summarize(records: RunRecords, n_boot: int = 1000) -> dict[str, Any]:
     for a, b in combinations(by_judge, 2):
         shared = sorted(correct[a].keys() & correct[b].keys())
         row = {"a": a, "b": b, "n": len(shared),
-               "mcnemar_p": mcnemar_p([correct[a][i] for i in shared], [correct[b][i] for i in shared])}
+               "mcnemar_p": mcnemar_p([correct[a][i] for i in shared], [correct[b][i] for i in shared])
+               if shared else None}
+        row.update(pair_agreement(verdicts_by_answer(by_judge[a]), verdicts_by_answer(by_judge[b]), n_boot))
         row.update(error_type_agreement(by_judge[a], by_judge[b]))
         pairwise.append(row)
     return {

@@ -100,6 +100,10 @@ class JudgeSummary(BaseModel):
     n: int = Field(description="Labelled answers scored.")
     n_judged: int
     n_abstained: int
+    n_decided: int | None = Field(default=None, description="Answers judged grounded or ungrounded (no abstention).")
+    grounded_share: float | None = Field(default=None, description=(
+        "Share of the judge's decisions that say grounded (no labels needed)."))
+    abstain_share: float | None = Field(default=None, description="Share of the answers judged that it abstained on.")
     accuracy: float | None = None
     balanced_accuracy: float | None = None
     macro_precision: float | None = None
@@ -143,6 +147,23 @@ class VariantComparison(BaseModel):
     per_answer: dict[str, dict[str, float]]
 
 
+class PairAgreement(BaseModel):
+    """Two judges side by side: McNemar on labelled answers, and (no labels needed) how often they agree."""
+
+    model_config = ConfigDict(extra="allow")
+    a: str
+    b: str
+    n: int = Field(description="Labelled answers both judged (McNemar's n).")
+    mcnemar_p: float | None = None
+    n_both: int = Field(default=0, description="Answers both judges decided (grounded or ungrounded), labelled or not.")
+    agreement: float | None = Field(default=None, description="Share of those with the same verdict.")
+    kappa: float | None = Field(default=None, description="Cohen's kappa on those (None: undefined).")
+    kappa_ci95: list[float] | None = Field(default=None, description="Percentile-bootstrap 95% interval of kappa.")
+    disagreements: int = Field(default=0, description="Answers on which the two verdicts differ.")
+    a_grounded_b_ungrounded: int = 0
+    a_ungrounded_b_grounded: int = 0
+
+
 class RunSummary(BaseModel):
     """A run's summary: the data, every judge's figures, McNemar between judges, prompt variants."""
 
@@ -150,6 +171,7 @@ class RunSummary(BaseModel):
     run_id: str
     dataset: dict[str, Any]
     judges: dict[str, JudgeSummary]
-    pairwise: list[dict[str, Any]] = Field(default_factory=list)
+    pairwise: list[PairAgreement] = Field(default_factory=list, description=(
+        "Every two judges: McNemar on the labelled answers both judged, and agreement on every answer both decided."))
     variants: list[VariantComparison] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
