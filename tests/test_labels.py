@@ -142,3 +142,30 @@ def test_bad_labels_stop_the_estimate_with_nothing_written(tmp_path):
     result = cli("estimate", str(out), check=False)
     assert result.returncode == 2 and "labels.jsonl:2: not UTF-8" in result.stderr
     assert not (out / "estimates.json").exists()
+
+
+def test_human_labels_as_gold_in_run_summarize_and_report(tmp_path):
+    out, gold = _run(tmp_path)
+    records = [json.loads(line) for line in (out / "records.jsonl").read_text().splitlines()[1:]]
+    judged = {r["example"]["id"]: r["result"]["verdict"]["label"] for r in records if r["judge"].startswith("quip:n=21")}
+    people = {i: ("ungrounded" if gold[i] == "grounded" else "grounded") for i in sorted(gold)[:10]}   # they disagree
+    people[sorted(gold)[10]] = "unsure"
+    (out / "labels.jsonl").write_text("".join(json.dumps({"id": i, "label": v}) + "\n" for i, v in people.items()))
+    cli("summarize", str(out), "--labels", str(out))
+    quip = json.loads((out / "summary.labels.json").read_text())["judges"]["quip:n=21,threshold=0.5"]
+    scored = [i for i, v in people.items() if v != "unsure"]
+    expected = classification_metrics([people[i] for i in scored], [judged[i] for i in scored])
+    assert quip["n"] == 10 and quip["balanced_accuracy"] == pytest.approx(expected["balanced_accuracy"])
+    cli("report", str(out), "--labels", str(out / "labels.jsonl"), "--out", str(tmp_path / "report"))
+    assert "| 10 |" in (tmp_path / "report" / "report.md").read_text()
+    rerun = tmp_path / "rerun"
+    cli("run", str(tmp_path / "data.jsonl"), "--judge", "quip:n=21,threshold=0.5", "--labels", str(out / "labels.jsonl"),
+        "--out", str(rerun), "--quiet", "--dev-fraction", "0")
+    again = json.loads((rerun / "summary.json").read_text())["judges"]["quip:n=21,threshold=0.5"]
+    assert again["n"] == len(gold) - 1                       # every answer keeps a gold but the unsure one
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "g0", "label": "grounded"}\n{"id": "zz", "label": "grounded"}\n')
+    result = cli("run", str(tmp_path / "data.jsonl"), "--judge", "quip", "--labels", str(bad), "--out",
+                 str(tmp_path / "never"), "--quiet", check=False)
+    assert result.returncode == 2 and "bad.jsonl:2:id: unknown answer id 'zz'" in result.stderr
+    assert not (tmp_path / "never" / "records.jsonl").exists()

@@ -24,7 +24,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     if args.max_examples < 1:
         raise UsageError("--max-examples must be at least 1")
     try:
-        comparison = compare(args.dirs, common_only=args.common)
+        comparison = compare(args.dirs, common_only=args.common, labels=args.labels)
     except ValueError as error:
         raise UsageError(str(error)) from None
     out = Path(args.out) if args.out else (Path(args.dirs[0]) / "report" if len(args.dirs) == 1 else Path("report"))
@@ -56,4 +56,6 @@ def add_parser(verbs) -> None:
     report.add_argument("--max-examples", type=int, default=2000,
                         help="examples embedded in report.html: disagreements, wrong verdicts and abstentions "
                              "first (default 2000)")
+    report.add_argument("--labels", metavar="FILE|RUN", help="score every run against human labels (a labels.jsonl, or "
+                                                            "a run folder holding one), matched by example id")
     report.set_defaults(func=cmd_report)

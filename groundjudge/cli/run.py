@@ -86,6 +86,8 @@ def add_parser(verbs) -> None:
                      help="fit thresholds on a seeded sample of N dev examples (each one costs an LLM judge calls)")
     run.add_argument("--dev-fraction", type=float,
                      help="when the data has no splits, this share of groups is dev (0 disables; default 0.3)")
+    run.add_argument("--labels", metavar="FILE|RUN",
+                     help="human labels (a labels.jsonl, or a run folder holding one) as gold, matched by example id")
     run.add_argument("--sample", type=int, help="evaluate a seeded random sample of this many examples")
     run.add_argument("--seed", type=int, help="seed of --sample (default 0)")
     run.add_argument("--out", help="run directory (records.jsonl, summary.json; default runs/latest)")

@@ -17,8 +17,14 @@ from groundjudge.runs.summary import summarize  # noqa: E402
 def cmd_summarize(args: argparse.Namespace) -> int:
     """Recompute summary.json from a run directory's records."""
     out = Path(args.dir)
-    summary = summarize(read_records(find_records(out)))
-    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    records = read_records(find_records(out))
+    if args.labels:
+        from groundjudge.labels.gold import load_gold, relabel_records
+
+        records = relabel_records(records, load_gold(args.labels, {r.example.id for r in records.results}))
+    summary = summarize(records)
+    target = out / ("summary.labels.json" if args.labels else "summary.json")
+    target.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     stdout_console().print(comparison_table(summary))
     return 0
 
@@ -27,4 +33,7 @@ def add_parser(verbs) -> None:
     """Add the ``summarize`` verb and its options to the command's subparsers."""
     summ = verbs.add_parser("summarize", help="recompute summary.json from records.jsonl")
     summ.add_argument("dir")
+    summ.add_argument("--labels", metavar="FILE|RUN", help="score against human labels (a labels.jsonl, or a run "
+                                                          "folder holding one), matched by example id; written to "
+                                                          "summary.labels.json")
     summ.set_defaults(func=cmd_summarize)

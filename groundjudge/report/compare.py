@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 from itertools import combinations
 from pathlib import Path
+from collections.abc import Mapping
 from typing import Any
 
 from rich.table import Table
@@ -174,10 +175,15 @@ class Comparison:
         return spec.name if spec else self.specs[key].split(":")[0]
 
 
-def load_run(path: str | Path) -> LoadedRun:
-    """Read a run directory and recompute its summary from the records (nothing else is trusted)."""
+def load_run(path: str | Path, gold: Mapping[str, Any] | None = None) -> LoadedRun:
+    """Read a run directory and recompute its summary from the records (nothing else is trusted); with ``gold``
+    (human labels by example id), every answer is scored against those labels instead."""
     path = Path(path)
     records = read_records(find_records(path))
+    if gold is not None:
+        from groundjudge.labels.gold import relabel_records
+
+        records = relabel_records(records, gold)
     calibration_file = find_records(path, "calibration.jsonl")
     calibration = read_records(calibration_file) if calibration_file.exists() else None
     return LoadedRun(path=path, records=records, summary=summarize(records), calibration=calibration)
@@ -238,12 +244,19 @@ def restricted_to_common(runs: list[LoadedRun]) -> tuple[list[LoadedRun], int]:
     return cut, len(shared)
 
 
-def compare(paths: list[str | Path], common_only: bool = False) -> Comparison:
+def compare(paths: list[str | Path], common_only: bool = False, labels: str | Path | None = None) -> Comparison:
     """Merge runs; a judge spec used in more than one run is named ``<run dir>/<spec>``.
 
     With ``common_only`` every run is cut down to the examples all of them judged, so every row is on the same data.
+    With ``labels`` (a labels file or a run folder holding one) every run is scored against those human labels.
     """
-    runs = [load_run(p) for p in paths]
+    gold = None
+    if labels is not None:
+        from groundjudge.labels.gold import load_gold
+
+        ids = {r.example.id for p in paths for r in read_records(find_records(Path(p))).results}
+        gold = load_gold(labels, ids)
+    runs = [load_run(p, gold) for p in paths]
     notes = _data_notes(runs)
     if common_only and notes:
         runs, shared = restricted_to_common(runs)

@@ -63,6 +63,8 @@ class RunOptions(LLMOptions, EngineOptions):
     calibrate_sample: int | None = Field(default=None, ge=1, description=(
         "Fit thresholds on a seeded random sample of this many dev examples (an LLM judge's calibration costs calls)."))
     dev_fraction: float = 0.3
+    labels: str | None = Field(default=None, description=(
+        "Human labels (a labels.jsonl, or a run folder holding one) that replace the data's gold, by example id."))
     skip_invalid: bool = False
     out: str = "runs/latest"
     resume: bool = False
@@ -193,6 +195,11 @@ def execute(args: RunOptions) -> int:
         raise UsageError("two judges have the same name")
 
     loaded = load_examples(args.data, args.format, args.skip_invalid)
+    if args.labels:
+        from groundjudge.labels.gold import load_gold, relabel_examples
+
+        gold = load_gold(args.labels, {ex.id for ex in loaded.examples})
+        loaded.examples = relabel_examples(loaded.examples, gold)
     if loaded.errors:
         console.print(f"skipped {len(loaded.errors)} invalid row(s); first: {loaded.errors[0]}", markup=False,
                       style="yellow", soft_wrap=True)
