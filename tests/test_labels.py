@@ -8,7 +8,6 @@ import random
 import numpy as np
 import pytest
 
-from groundjudge.labels import queue as queue_module
 from groundjudge.labels.estimates import estimate, strata_counts
 from groundjudge.labels.queue import build_queue
 from groundjudge.labels.store import LabelsError, read_labels
@@ -28,15 +27,13 @@ def synthetic(rng: np.random.Generator, n: int = 600, accuracy=(0.85, 0.78)) -> 
     return verdicts, {f"x{i}": name[bool(gold[i])] for i in range(n)}
 
 
-def queue_of(verdicts: dict, strategy: str, size: int, seed: int, monkeypatch) -> list:
-    strata = {i: pattern(v, JUDGES) for i, v in verdicts.items()}
-    monkeypatch.setattr(queue_module, "strata_of", lambda records: strata)
-    return build_queue(None, strategy, size, seed)
+def queue_of(verdicts: dict, strategy: str, size: int, seed: int) -> list:
+    return build_queue({i: pattern(v, JUDGES) for i, v in verdicts.items()}, strategy, size, seed)
 
 
-def test_stratified_queue_puts_disagreements_first_with_agreements_woven_in(monkeypatch):
+def test_stratified_queue_puts_disagreements_first_with_agreements_woven_in():
     verdicts, _ = synthetic(np.random.default_rng(0), 500)
-    queue = queue_of(verdicts, "stratified", 200, 7, monkeypatch)
+    queue = queue_of(verdicts, "stratified", 200, 7)
     assert len(queue) == 200 and len({item.id for item in queue}) == 200
     for prefix in (10, 50, 150):                       # within what the disagreement strata hold (~150 of 500)
         agree = sum(not is_disagreement(item.stratum) for item in queue[:prefix])
@@ -49,20 +46,20 @@ def test_stratified_queue_puts_disagreements_first_with_agreements_woven_in(monk
         drawn[item.stratum] = drawn.get(item.stratum, 0) + 1
     for item in queue:
         assert item.pi == pytest.approx(drawn[item.stratum] / sizes[item.stratum])
-    assert queue == queue_of(verdicts, "stratified", 200, 7, monkeypatch)        # seeded
-    assert queue != queue_of(verdicts, "stratified", 200, 8, monkeypatch)
+    assert queue == queue_of(verdicts, "stratified", 200, 7)        # seeded
+    assert queue != queue_of(verdicts, "stratified", 200, 8)
 
 
-def test_uniform_queue_is_a_seeded_random_order(monkeypatch):
+def test_uniform_queue_is_a_seeded_random_order():
     verdicts, _ = synthetic(np.random.default_rng(1), 300)
-    queue = queue_of(verdicts, "uniform", 300, 3, monkeypatch)
+    queue = queue_of(verdicts, "uniform", 300, 3)
     assert sorted(item.id for item in queue) == sorted(verdicts)
     assert [item.id for item in queue] != list(verdicts)
     assert all(item.pi == 1.0 for item in queue)
 
 
 @pytest.mark.parametrize("strategy", ["stratified", "uniform"])
-def test_intervals_cover_the_true_difference(strategy, monkeypatch):
+def test_intervals_cover_the_true_difference(strategy):
     """1,000 synthetic corpora, two judges of known accuracy, 60 labels in queue order: the 95% intervals of
     a - b cover the corpus's true difference in at least 93% of corpora, for accuracy and balanced accuracy."""
     rng = np.random.default_rng(2026)
@@ -70,7 +67,7 @@ def test_intervals_cover_the_true_difference(strategy, monkeypatch):
     corpora = 1000
     for k in range(corpora):
         verdicts, gold = synthetic(rng, 400)
-        queue = queue_of(verdicts, strategy, 60, k, monkeypatch)
+        queue = queue_of(verdicts, strategy, 60, k)
         labels = {item.id: gold[item.id] for item in queue}
         result = estimate(strata_counts(verdicts, JUDGES, labels), JUDGES, draws=1000, seed=k)
         for pair in result.pairs:
@@ -80,14 +77,14 @@ def test_intervals_cover_the_true_difference(strategy, monkeypatch):
     assert {m: c / corpora for m, c in covered.items()} == {m: pytest.approx(0.965, abs=0.035) for m in covered}
 
 
-def test_stratified_design_narrows_the_difference(monkeypatch):
+def test_stratified_design_narrows_the_difference():
     """Same labels, narrower interval on a - b where the judges disagree on ~30% of answers."""
     rng = np.random.default_rng(5)
     widths = {"stratified": [], "uniform": []}
     for k in range(60):
         verdicts, gold = synthetic(rng, 400)
         for strategy in widths:
-            queue = queue_of(verdicts, strategy, 60, k, monkeypatch)
+            queue = queue_of(verdicts, strategy, 60, k)
             result = estimate(strata_counts(verdicts, JUDGES, {i.id: gold[i.id] for i in queue}), JUDGES, draws=1000)
             pair = next(p for p in result.pairs if p.metric == "accuracy")
             widths[strategy].append(pair.ci95[1] - pair.ci95[0])

@@ -11,7 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from groundjudge.cli.common import UsageError, console, stdout_console
-from groundjudge.labels.queue import DEFAULT_AGREEMENT_SHARE, build_queue, write_queue
+from groundjudge.labels.queue import DEFAULT_AGREEMENT_SHARE, queue_for_run, write_queue
 from groundjudge.labels.store import LABELS_FILE, latest_labels, read_labels
 from groundjudge.runs.records import find_records, read_records
 
@@ -30,7 +30,7 @@ def _run_records(run: str):
 def cmd_label(args: argparse.Namespace) -> int:
     """Write the run's labelling queue (and, once the page exists, serve it)."""
     records = _run_records(args.run)
-    queue = build_queue(records, args.strategy, args.size, args.seed, args.agreement_share)
+    queue = queue_for_run(records, args.strategy, args.size, args.seed, args.agreement_share)
     path = write_queue(queue, args.run)
     strata: dict[str, int] = {}
     for item in queue:

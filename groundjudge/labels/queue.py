@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Literal
 
@@ -55,10 +55,15 @@ def _weave(pools: dict[str, list[str]], targets: dict[str, float], size: int) ->
     return order
 
 
-def build_queue(records: RunRecords, strategy: Strategy = "stratified", size: int | None = None, seed: int = 0,
-                agreement_share: float = DEFAULT_AGREEMENT_SHARE) -> list[QueueItem]:
+def queue_for_run(records: RunRecords, strategy: Strategy = "stratified", size: int | None = None, seed: int = 0,
+                  agreement_share: float = DEFAULT_AGREEMENT_SHARE) -> list[QueueItem]:
     """The queue of a run's answers (all of them unless ``size``), seeded; see the module's description."""
-    strata = strata_of(records)
+    return build_queue(strata_of(records), strategy, size, seed, agreement_share)
+
+
+def build_queue(strata: Mapping[str, str], strategy: Strategy = "stratified", size: int | None = None, seed: int = 0,
+                agreement_share: float = DEFAULT_AGREEMENT_SHARE) -> list[QueueItem]:
+    """The queue of the answers given as ``example id -> stratum`` (all of them unless ``size``), seeded."""
     size = len(strata) if size is None else min(size, len(strata))
     if size < 1:
         raise ValueError("the run has no judged answer to label")
