@@ -48,6 +48,7 @@ from groundjudge.local_nli.nli_model import (
     ScoreStats,
     load_nli_model,
 )
+from groundjudge.local_nli.settings import ModelSettings
 from groundjudge.metrics import bootstrap_ci, mcnemar_p
 from groundjudge.report.tables import TextTable, markdown_document
 from groundjudge.text import normalize
@@ -482,7 +483,8 @@ def run(folder: Path, settings: Settings, models: Sequence[str] = MODELS) -> dic
     """Read the artefacts, relabel every answer, and return every number (JSON-ready)."""
     answers = load_answers(folder, models)
     cache = json.loads((folder / "evidence_cache.json").read_text(encoding="utf-8"))
-    engine = load_nli_model(settings.model, settings.batch_size, settings.max_length)
+    engine = load_nli_model(settings.model, ModelSettings(batch_size=settings.batch_size),
+                            max_length=settings.max_length)
     by_model = build_rows(answers, cache, engine, settings)
     questions = load_questions(folder) if (folder / "questions.jsonl").is_file() else {}
     all_answers = [a for rows in answers.values() for a in rows]

@@ -24,6 +24,7 @@ from groundjudge.local_nli.hhem_model import RemoteCodeRequired, load_hhem_model
 from groundjudge.local_nli.minicheck_model import chunk_context, infer_backend, load_minicheck_model, word_count
 from groundjudge.local_nli.model import ModelUnavailable
 from groundjudge.local_nli.nli_model import LabelMapError
+from groundjudge.local_nli.settings import ModelSettings
 from groundjudge.local_nli.token_tagger import load_tagger, merge_spans
 from groundjudge.runs.records import read_records
 from groundjudge.types import Example
@@ -144,9 +145,9 @@ def test_minicheck_backends_inputs_and_labels(models):
     assert stats.pairs_truncated == 1 and stats.claims_truncated == 0 and long.shape == (2,)
     # label 1 is 'supported' unless labels= says the checkpoint orders them otherwise
     assert roberta.supported == 1
-    assert load_minicheck_model(models["roberta"], labels=("supported", "unsupported")).supported == 0
+    assert load_minicheck_model(models["roberta"], ModelSettings(labels=("supported", "unsupported"))).supported == 0
     with pytest.raises(LabelMapError, match=r"labels="):
-        load_minicheck_model(models["roberta"], labels=("LABEL_0", "LABEL_1"))
+        load_minicheck_model(models["roberta"], ModelSettings(labels=("LABEL_0", "LABEL_1")))
 
 
 def test_minicheck_chunks_max_over_chunks_and_top_k(models):

@@ -25,8 +25,8 @@ def spec(server, extra: str = "") -> str:
     return f"model=openai/gpt-4o-mini,api_base={server.openai_base},timeout=5" + (f",{extra}" if extra else "")
 
 
-def generator(server) -> LLMGenerator:
-    return LLMGenerator.from_spec(spec(server), LLMService())
+def generator(server, only: bool = False) -> LLMGenerator:
+    return LLMGenerator.from_spec(spec(server), LLMService(), only=only)
 
 
 def edit_reply(before: str, after: str, reason: str = "changed") -> Reply:
@@ -91,7 +91,7 @@ def test_generator_only_asks_the_model_for_paraphrases_too(llm_server):
                                                             "must give the deposit back. Otherwise the landlord owes "
                                                             "twice the deposit."})),
                     edit_reply("21 days", "14 days"))
-    result = perturb([SOURCE], types=("factual",), generator=generator(llm_server), generator_only=True)
+    result = perturb([SOURCE], types=("factual",), generator=generator(llm_server, only=True))
     kinds = [row.meta["perturbation"]["kind"] for row in result.examples]
     assert kinds == ["original", "paraphrase", "variant"]
     paraphrase = result.examples[1]

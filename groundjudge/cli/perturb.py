@@ -83,13 +83,13 @@ def cmd_perturb(args: argparse.Namespace) -> int:
     if not sources:
         raise UsageError(f"no {args.label} answers to perturb in {', '.join(loaded.files)} (--label)")
     service = make_service(llm_options(args)) if (args.generator or (args.check and args.check != "lexical")) else None
-    generator = LLMGenerator.from_spec(args.generator, service) if args.generator else None
+    generator = LLMGenerator.from_spec(args.generator, service, only=args.generator_only) if args.generator else None
     check = JudgeCheck.build(args.check, service) if args.check and args.check != "lexical" else LexicalCheck()
     with Progress(console=console, transient=True, disable=args.quiet) as progress:
         task = progress.add_task("perturbing", total=len(sources))
         result = perturb(sources, types=types, per_answer=args.per_answer, seed=args.seed,
-                         paraphrases=args.paraphrases, generator=generator, generator_only=args.generator_only,
-                         check=check, progress=lambda: progress.advance(task))
+                         paraphrases=args.paraphrases, generator=generator, check=check,
+                         progress=lambda: progress.advance(task))
     with out.open("w", encoding="utf-8") as handle:
         for row in result.examples:
             handle.write(json.dumps(row.model_dump(mode="json"), ensure_ascii=False) + "\n")

@@ -41,9 +41,8 @@ class HHEMJudge(ClaimSupportJudge):
 
     def engine(self) -> HHEMModel:
         """The loaded model (shared per process)."""
-        return load_hhem_model(self.model, trust_remote_code=self.trust_remote_code, native=self.native,
-                               tokenizer=self.tokenizer, max_length=self.max_length, batch_size=self.batch_size,
-                               device=self.device, dtype=self.dtype, labels=tuple(self.labels))
+        return load_hhem_model(self.model, self.model_settings(), trust_remote_code=self.trust_remote_code,
+                               native=self.native, tokenizer=self.tokenizer, max_length=self.max_length)
 
     def claim_windows(self, example: Example, claims: list[str], engine: HHEMModel) -> tuple[list[Window], Selection]:
         """Windows fitting beside the longest claim in HHEM's prompt, and each claim's top-k (as ``nli``)."""

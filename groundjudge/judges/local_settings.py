@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from groundjudge.judges import SpecError
-from groundjudge.local_nli.devices import DeviceError, Device, DType, placement
+from groundjudge.local_nli.devices import DeviceError, placement
+from groundjudge.local_nli.settings import ModelSettings
 
 
 def check_placement(kind: str, device: str, dtype: str, bf16: bool = False) -> None:
@@ -23,20 +24,12 @@ def check_placement(kind: str, device: str, dtype: str, bf16: bool = False) -> N
 
 
 @dataclass(frozen=True)
-class LocalModelSettings:
-    """The settings of a judge that runs a local model; a judge dataclass takes them by subclassing this."""
+class LocalModelSettings(ModelSettings):
+    """The settings of a judge that runs a local model (labels, device, dtype, batch_size: see
+    :class:`~groundjudge.local_nli.settings.ModelSettings`); a judge dataclass takes them by subclassing this,
+    and its placement is checked when it is created."""
 
     name: ClassVar[str] = "local"
-    labels: tuple[str, ...] = ()
-    """The checkpoint's label names in index order, when its config says only LABEL_0 / LABEL_1 or does not
-    say which label is 'supported': e.g. ``labels=[not_supported, supported]`` (FactKB-style binary),
-    ``[contradiction, entailment]``, or ``[supported, hallucinated]`` for a token tagger."""
-    device: Device = "auto"
-    """``auto`` (cuda, else mps, else cpu), ``cpu``, ``cuda`` or ``mps``."""
-    dtype: DType = "float32"
-    """``float32``, ``bfloat16`` (fast on CPUs with AMX and on recent GPUs) or ``float16`` (GPU only)."""
-    batch_size: int = 8
-    """Inputs per forward pass (halved and retried when the device runs out of memory)."""
 
     def __post_init__(self) -> None:
         check_placement(self.name, self.device, self.dtype)

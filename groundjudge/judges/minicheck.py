@@ -38,9 +38,8 @@ class MiniCheckJudge(ClaimSupportJudge):
 
     def engine(self) -> MiniCheckModel:
         """The loaded model (shared per process)."""
-        return load_minicheck_model(self.model, backend=self.backend, max_length=self.max_length,
-                                    batch_size=self.batch_size, device=self.device, dtype=self.dtype,
-                                    labels=tuple(self.labels))
+        return load_minicheck_model(self.model, self.model_settings(), backend=self.backend,
+                                    max_length=self.max_length)
 
     def claim_windows(self, example: Example, claims: list[str],
                       engine: MiniCheckModel) -> tuple[list[Window], Selection]:

@@ -118,8 +118,8 @@ class NLIJudge(LocalModelSettings):
 
     def engine(self) -> NLIModel:
         """The loaded model (shared per process)."""
-        return load_nli_model(self.model, self.batch_size, self.max_length, self.int8, self.bf16, self.backend,
-                              self.device, self.dtype, tuple(self.labels))
+        return load_nli_model(self.model, self.model_settings(), max_length=self.max_length, int8=self.int8,
+                              bf16=self.bf16, backend=self.backend)
 
     def evidence_windows(self, example: Example, claims: list[str], engine: NLIModel) -> tuple[list[Window], Selection]:
         """The context's windows (fitting beside the longest claim) and each claim's top-k of them."""

@@ -56,8 +56,8 @@ class SpanTaggerJudge(LocalModelSettings):
 
     def engine(self) -> TokenTagger:
         """The loaded tagger (shared per process)."""
-        return load_tagger(self.model, max_length=self.max_length, batch_size=self.batch_size, device=self.device,
-                           dtype=self.dtype, labels=tuple(self.labels), across_windows=self.across_windows)
+        return load_tagger(self.model, self.model_settings(), max_length=self.max_length,
+                           across_windows=self.across_windows)
 
     def score(self, example: Example) -> Scored:
         """The answer's hallucinated spans and 1 - max P(hallucinated) (sync: runs in a worker thread)."""

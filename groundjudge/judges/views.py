@@ -20,6 +20,7 @@ from groundjudge.local_nli.evidence import EvidenceMethod, top_k_windows
 from groundjudge.local_nli.model import DEFAULT_EMBEDDER
 from groundjudge.local_nli.nli_model import load_nli_model
 from groundjudge.local_nli.segment import claims_of, windows
+from groundjudge.local_nli.settings import ModelSettings
 from groundjudge.local_nli.views import VIEWS, entailment_votes, evidence_type
 from groundjudge.types import Claim, ClaimVerdict, Example, JudgeResult
 
@@ -54,8 +55,9 @@ class ViewsJudge:
     def score(self, example: Example) -> Scored:
         """Support mass per claim over the views; score = the lowest."""
         names = [self.model] + [m for m in self.models if m.strip()]
-        engines = [(name.rsplit("/", 1)[-1], load_nli_model(name, self.batch_size, self.max_length, self.int8,
-                                                                      backend=self.backend))
+        settings = ModelSettings(batch_size=self.batch_size)
+        engines = [(name.rsplit("/", 1)[-1], load_nli_model(name, settings, max_length=self.max_length,
+                                                             int8=self.int8, backend=self.backend))
                    for name in names]
         primary = engines[0][1]
         spans = claims_of(example.answer)

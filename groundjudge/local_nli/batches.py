@@ -207,13 +207,35 @@ def pack_linear_layers(model: Any) -> int:
     return len(linears)
 
 
-def run_sorted(rows: Sequence[Row], batch_size: int, device: str, pad_id: int | None, left: bool,
-               forward: Callable[[dict[str, Any]], Sequence[Any]], stats: ScoreStats,
-               sort_by_length: bool = True, deduplicate: bool = True) -> tuple[list[Any], int]:
-    """``forward`` over length-sorted, padded batches on ``device``; its per-row results in input order.
+@dataclass(frozen=True)
+class BatchPlan:
+    """How :func:`run_sorted` batches rows: how many per batch, on which device, padded how, in what order."""
+
+    batch_size: int
+    device: str
+    pad_id: int | None = None
+    """The tokenizer's padding token id (None: 0)."""
+    left: bool = False
+    """Pad on the left (the tokenizer's ``padding_side``)."""
+    sort_by_length: bool = True
+    """Batch rows in length order, so batches carry little padding (False: input order, for comparison)."""
+    deduplicate: bool = True
+    """Run a row equal to an earlier one once (False: every row runs, for comparison)."""
+
+    @classmethod
+    def for_tokenizer(cls, tokenizer: Any, batch_size: int, device: str, *, sort_by_length: bool = True,
+                      deduplicate: bool = True) -> BatchPlan:
+        """The plan for rows from ``tokenizer``: padded with its pad token on its padding side."""
+        return cls(batch_size=batch_size, device=device, pad_id=tokenizer.pad_token_id,
+                   left=tokenizer.padding_side == "left", sort_by_length=sort_by_length, deduplicate=deduplicate)
+
+
+def run_sorted(rows: Sequence[Row], forward: Callable[[dict[str, Any]], Sequence[Any]], plan: BatchPlan,
+               stats: ScoreStats) -> tuple[list[Any], int]:
+    """``forward`` over length-sorted, padded batches on ``plan.device``; its per-row results in input order.
 
     A row equal to an earlier one (same token ids, same segment ids) is not run: it gets the earlier row's result
-    (the very object) and is counted in ``stats.duplicates`` (``deduplicate=False``: every row runs, for
+    (the very object) and is counted in ``stats.duplicates`` (``plan.deduplicate=False``: every row runs, for
     comparison).
     Returns (results, the batch size that worked last: smaller than asked after an out-of-memory retry).
     """
@@ -222,16 +244,17 @@ def run_sorted(rows: Sequence[Row], batch_size: int, device: str, pad_id: int | 
     n = len(rows)
     results: list[Any] = [None] * n
     if not n:
-        return results, batch_size
+        return results, plan.batch_size
     lengths = np.array([len(r["input_ids"]) for r in rows])
     first_of: dict[tuple, int] = {}
-    copy_of = [first_of.setdefault(_row_key(row), i) if deduplicate else i for i, row in enumerate(rows)]
+    copy_of = [first_of.setdefault(_row_key(row), i) if plan.deduplicate else i for i, row in enumerate(rows)]
     unique = np.array([i for i in range(n) if copy_of[i] == i])
     stats.duplicates += n - len(unique)
-    order = [int(i) for i in (unique[np.argsort(lengths[unique], kind="stable")] if sort_by_length else unique)]
+    order = [int(i) for i in (unique[np.argsort(lengths[unique], kind="stable")] if plan.sort_by_length
+                              else unique)]
 
     def run(index: Sequence[int]) -> None:
-        batch = {k: v.to(device) for k, v in pad_rows([rows[i] for i in index], pad_id, left).items()}
+        batch = {k: v.to(plan.device) for k, v in pad_rows([rows[i] for i in index], plan.pad_id, plan.left).items()}
         with torch.inference_mode():
             out = forward(batch)
         for i, value in zip(index, out):
@@ -240,7 +263,7 @@ def run_sorted(rows: Sequence[Row], batch_size: int, device: str, pad_id: int | 
         stats.padded_tokens += int(batch["input_ids"].numel())
         stats.real_tokens += int(lengths[list(index)].sum())
 
-    used = run_in_batches(order, batch_size, run, device)
+    used = run_in_batches(order, plan.batch_size, run, plan.device)
     for i, first in enumerate(copy_of):
         if first != i:
             results[i] = results[first]

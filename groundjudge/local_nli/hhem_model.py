@@ -24,11 +24,12 @@ from typing import Any
 
 import numpy as np
 
-from groundjudge.local_nli.devices import placement
+from groundjudge.local_nli.devices import Placement, placement
 from groundjudge.local_nli.inputs import render
 from groundjudge.local_nli.model import ModelUnavailable, resolve_model
 from groundjudge.local_nli.model_cache import Loaded, load_pretrained
 from groundjudge.local_nli.pair_scorer import PairScorer, support_column
+from groundjudge.local_nli.settings import ModelSettings
 
 log = logging.getLogger(__name__)
 
@@ -65,13 +66,12 @@ def _has_tokenizer(path: str) -> bool:
     return any((Path(path) / name).exists() for name in TOKENIZER_FILES)
 
 
-def load_hhem(name: str, trust_remote_code: bool, native: bool, tokenizer: str, device: str, dtype: str) -> tuple[
+def load_hhem(name: str, trust_remote_code: bool, native: bool, tokenizer: str, where: Placement) -> tuple[
         Loaded, str]:
     """The shared loaded model and its kind; RemoteCodeRequired names the settings that load HHEM itself."""
     path = resolve_model(name)
     config = read_config(path)
     kind = model_kind(config)
-    where = placement(device, dtype)
     if tokenizer:
         tok = resolve_model(tokenizer)
     elif _has_tokenizer(path):
@@ -119,17 +119,20 @@ class HHEMModel(PairScorer):
 
 
 @lru_cache(maxsize=8)
-def load_hhem_model(name: str = DEFAULT_HHEM, *, trust_remote_code: bool = False, native: bool = False,
-                    tokenizer: str = "", max_length: int = 1024, batch_size: int = 8, device: str = "auto",
-                    dtype: str = "float32", labels: tuple[str, ...] = ()) -> HHEMModel:
+def load_hhem_model(name: str = DEFAULT_HHEM, settings: ModelSettings = ModelSettings(), *,
+                    trust_remote_code: bool = False, native: bool = False, tokenizer: str = "",
+                    max_length: int = 1024) -> HHEMModel:
     """An HHEM scorer, one per settings; its weights are shared with every judge naming the same model and placement.
 
-    ``max_length`` is not capped by the tokenizer's 512: T5's relative positions take longer inputs (HHEM-2.1
-    was trained with no fixed context limit; memory grows with the length).
+    ``tokenizer``: hub name or path (default: the model's own, else its config's foundation). ``max_length`` is
+    not capped by the tokenizer's 512: T5's relative positions take longer inputs (HHEM-2.1 was trained with no
+    fixed context limit; memory grows with the length).
     """
-    loaded, kind = load_hhem(name, trust_remote_code, native, tokenizer, device, dtype)
+    labels = tuple(settings.labels)
+    loaded, kind = load_hhem(name, trust_remote_code, native, tokenizer, placement(settings.device, settings.dtype))
     config = loaded.model.config
     if getattr(config, "num_labels", 2) != 2 and not labels:
         log.warning("%s has %d labels; HHEM has two (consistent = 1)", name, config.num_labels)
-    column = support_column(dict(getattr(config, "id2label", {0: "LABEL_0", 1: "LABEL_1"})), tuple(labels), 1)
-    return HHEMModel(loaded=loaded, max_length=max_length, batch_size=batch_size, kind=kind, consistent=column)
+    column = support_column(dict(getattr(config, "id2label", {0: "LABEL_0", 1: "LABEL_1"})), labels, 1)
+    return HHEMModel(loaded=loaded, max_length=max_length, batch_size=settings.batch_size, kind=kind,
+                     consistent=column)

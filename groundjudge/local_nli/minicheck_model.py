@@ -30,6 +30,7 @@ from groundjudge.local_nli.model import resolve_model
 from groundjudge.local_nli.model_cache import load_pretrained
 from groundjudge.local_nli.pair_scorer import PairScorer, support_column
 from groundjudge.local_nli.segment import Window, windows
+from groundjudge.local_nli.settings import ModelSettings
 
 log = logging.getLogger(__name__)
 
@@ -115,28 +116,27 @@ def _label_tokens(tokenizer: Any) -> tuple[int, int]:
 
 
 @lru_cache(maxsize=8)
-def load_minicheck_model(name: str = DEFAULT_MINICHECK, *, backend: str = "auto", max_length: int | None = None,
-                         batch_size: int = 8, device: str = "auto", dtype: str = "float32",
-                         labels: tuple[str, ...] = ()) -> MiniCheckModel:
+def load_minicheck_model(name: str = DEFAULT_MINICHECK, settings: ModelSettings = ModelSettings(), *,
+                         backend: str = "auto", max_length: int | None = None) -> MiniCheckModel:
     """A MiniCheck scorer, one per settings; the weights are shared with every local judge naming the same
     model and placement (a RoBERTa / DeBERTa checkpoint with the ``nli`` judge, too)."""
     if backend not in BACKENDS:
         raise ValueError(f"unknown MiniCheck backend {backend!r}; known: {', '.join(BACKENDS)}")
     path = resolve_model(name)
     chosen = infer_backend(read_config(path)) if backend == "auto" else backend
-    where = placement(device, dtype)
+    where = placement(settings.device, settings.dtype)
     auto = "AutoModelForSeq2SeqLM" if chosen == "flan-t5" else "AutoModelForSequenceClassification"
     loaded = load_pretrained(auto, path, where)
     limit = MAX_LENGTH[chosen]
     if chosen == "roberta":
         positions = int(getattr(loaded.model.config, "max_position_embeddings", 514) or 514)
         limit = min(limit, positions - 2)   # RoBERTa's first two positions are reserved
-    model = MiniCheckModel(loaded=loaded, max_length=min(max_length or limit, limit), batch_size=batch_size,
+    model = MiniCheckModel(loaded=loaded, max_length=min(max_length or limit, limit), batch_size=settings.batch_size,
                            backend=chosen)
     if chosen == "flan-t5":
         model.label_tokens = _label_tokens(loaded.tokenizer)
     else:
-        model.supported = support_column(dict(loaded.model.config.id2label), labels, 1)
+        model.supported = support_column(dict(loaded.model.config.id2label), tuple(settings.labels), 1)
     log.info("MiniCheck %s: backend %s, max_length %d", name, chosen, model.max_length)
     return model
 

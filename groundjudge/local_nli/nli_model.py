@@ -20,11 +20,12 @@ from typing import Any
 
 import numpy as np
 
-from groundjudge.local_nli.batches import ScoreStats, pad_rows, run_sorted
+from groundjudge.local_nli.batches import BatchPlan, ScoreStats, pad_rows, run_sorted
 from groundjudge.local_nli.cls_only import cls_only_last_layer
 from groundjudge.local_nli.devices import DeviceError, Placement, placement
 from groundjudge.local_nli.model import ModelUnavailable, resolve_model, torch_threads
 from groundjudge.local_nli.model_cache import load_pretrained, shared
+from groundjudge.local_nli.settings import ModelSettings
 
 log = logging.getLogger(__name__)
 
@@ -268,10 +269,10 @@ class NLIModel:
         if n:
             rows = self.encode(premises, hypotheses, call)
             with self._lock:
+                plan = BatchPlan.for_tokenizer(self.tokenizer, self.batch_size, self.device,
+                                               sort_by_length=sort_by_length, deduplicate=self.deduplicate)
                 scored, self.batch_size = run_sorted(
-                    rows, self.batch_size, self.device, self.tokenizer.pad_token_id,
-                    self.tokenizer.padding_side == "left", lambda batch: self.probabilities(self.model(**batch).logits),
-                    call, sort_by_length, self.deduplicate)
+                    rows, lambda batch: self.probabilities(self.model(**batch).logits), plan, call)
             result = np.vstack(scored).astype(np.float32)
             call.pairs_scored = n
         self.stats.add(call)
@@ -280,11 +281,15 @@ class NLIModel:
         return result
 
 
+NLI_SETTINGS = ModelSettings(batch_size=16)
+"""The settings ``load_nli_model`` uses when given none: 16 pairs per forward pass, the rest as ModelSettings."""
+
+
 @lru_cache(maxsize=8)
-def load_nli_model(name: str, batch_size: int = 16, max_length: int | None = None, int8: bool = False,
-                   bf16: bool = False, backend: str = "torch", device: str = "auto", dtype: str = "float32",
-                   labels: tuple[str, ...] = ()) -> NLIModel:
-    """One NLIModel per settings in a process; the weights are loaded once per (model, device, precision,
-    backend) and shared with every other local judge naming them."""
-    return NLIModel(name=name, batch_size=batch_size, max_length=max_length, int8=int8, bf16=bf16, backend=backend,
-                    device=device, dtype=dtype, labels=tuple(labels))
+def load_nli_model(name: str, settings: ModelSettings = NLI_SETTINGS, *, max_length: int | None = None,
+                   int8: bool = False, bf16: bool = False, backend: str = "torch") -> NLIModel:
+    """One NLIModel per (name, settings, max_length, precision, backend) in a process; the weights are loaded
+    once per (model, device, precision, backend) and shared with every other local judge naming them.
+    ``max_length``, ``int8``, ``bf16`` and ``backend`` are as on :class:`NLIModel`."""
+    return NLIModel(name=name, batch_size=settings.batch_size, max_length=max_length, int8=int8, bf16=bf16,
+                    backend=backend, device=settings.device, dtype=settings.dtype, labels=tuple(settings.labels))

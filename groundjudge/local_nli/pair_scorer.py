@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from groundjudge.local_nli.batches import ScoreStats, accepted_inputs, run_sorted, to_row
+from groundjudge.local_nli.batches import BatchPlan, ScoreStats, accepted_inputs, run_sorted, to_row
 from groundjudge.local_nli.inputs import cut_to_tokens, token_count
 from groundjudge.local_nli.model_cache import Loaded
 
@@ -77,8 +77,8 @@ class PairScorer:
         if len(premises):
             rows = self.encode(premises, claims, call)
             with self.loaded.lock:
-                scored, self.batch_size = run_sorted(rows, self.batch_size, self.device, self.tokenizer.pad_token_id,
-                                                     self.tokenizer.padding_side == "left", self.support, call)
+                plan = BatchPlan.for_tokenizer(self.tokenizer, self.batch_size, self.device)
+                scored, self.batch_size = run_sorted(rows, self.support, plan, call)
             result = np.asarray(scored, dtype=np.float32)
             call.pairs_scored = len(premises)
         self.stats.add(call)

@@ -19,13 +19,14 @@ from typing import Any
 
 import numpy as np
 
-from groundjudge.local_nli.batches import ScoreStats, accepted_inputs, run_sorted, to_row
+from groundjudge.local_nli.batches import BatchPlan, ScoreStats, accepted_inputs, run_sorted, to_row
 from groundjudge.local_nli.devices import placement
 from groundjudge.local_nli.inputs import render, token_count
 from groundjudge.local_nli.model import resolve_model
 from groundjudge.local_nli.model_cache import Loaded, load_pretrained
 from groundjudge.local_nli.pair_scorer import support_column
 from groundjudge.local_nli.segment import windows
+from groundjudge.local_nli.settings import ModelSettings
 
 log = logging.getLogger(__name__)
 
@@ -157,14 +158,13 @@ class TokenTagger:
         call = ScoreStats()
         prompts, lacking = self.prompts(context, question, token_count(self.tokenizer, answer))
         rows, positions, offsets = self._encode(prompts, answer, lacking == 0)
-        left = self.tokenizer.padding_side == "left"
         with self.loaded.lock:
-            out, self.batch_size = run_sorted(rows, self.batch_size, self.device, self.tokenizer.pad_token_id, left,
-                                              self._probs, call)
+            plan = BatchPlan.for_tokenizer(self.tokenizer, self.batch_size, self.device)
+            out, self.batch_size = run_sorted(rows, self._probs, plan, call)
         n = min(len(p) for p in positions)
         per_window = []
         for row, where, probs in zip(rows, positions, out):
-            shift = len(probs) - len(row["input_ids"]) if left else 0
+            shift = len(probs) - len(row["input_ids"]) if plan.left else 0
             per_window.append(probs[[shift + j for j in where[:n]]])
         matrix = np.vstack(per_window) if per_window else np.zeros((0, n))
         agg = matrix.max(axis=0) if self.across_windows == "max" else matrix.min(axis=0)
@@ -176,20 +176,26 @@ class TokenTagger:
         return TokenScores(offsets=offsets[0][:n], probs=agg, windows=len(rows), answer_tokens_cut=max(full - n, 0))
 
 
+TAGGER_SETTINGS = ModelSettings(batch_size=4)
+"""The settings ``load_tagger`` uses when given none: 4 windows per forward pass (long inputs), the rest as
+ModelSettings."""
+
+
 @lru_cache(maxsize=8)
-def load_tagger(name: str = DEFAULT_TAGGER, *, max_length: int = 4096, batch_size: int = 4, device: str = "auto",
-                dtype: str = "float32", labels: tuple[str, ...] = (), across_windows: str = "max") -> TokenTagger:
+def load_tagger(name: str = DEFAULT_TAGGER, settings: ModelSettings = TAGGER_SETTINGS, *, max_length: int = 4096,
+                across_windows: str = "max") -> TokenTagger:
     """A token tagger, one per settings; its weights are shared with every judge naming the same model and
     placement. ``max_length`` is capped by the model's own limit (ModernBERT: 8192 positions)."""
     if across_windows not in ("max", "min"):
         raise ValueError(f"across_windows must be max or min, not {across_windows!r}")
-    loaded = load_pretrained("AutoModelForTokenClassification", resolve_model(name), placement(device, dtype))
+    where = placement(settings.device, settings.dtype)
+    loaded = load_pretrained("AutoModelForTokenClassification", resolve_model(name), where)
     config, tokenizer = loaded.model.config, loaded.tokenizer
     limit = int(getattr(config, "max_position_embeddings", max_length) or max_length)
     if 0 < tokenizer.model_max_length < 1_000_000:
         limit = min(limit, int(tokenizer.model_max_length))
     # the supported label's index, from labels= or the config; hallucinated is the other one of two
-    supported = support_column(dict(config.id2label), labels, 0)
+    supported = support_column(dict(config.id2label), tuple(settings.labels), 0)
     hallucinated = 1 - supported if config.num_labels == 2 else 1
-    return TokenTagger(loaded=loaded, max_length=min(max_length, limit), batch_size=batch_size,
+    return TokenTagger(loaded=loaded, max_length=min(max_length, limit), batch_size=settings.batch_size,
                        hallucinated=hallucinated, across_windows=across_windows)

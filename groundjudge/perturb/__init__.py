@@ -76,34 +76,31 @@ def select_sources(examples: Sequence[Example], label: str = "grounded", sample:
 
 async def perturb_async(examples: Sequence[Example], *, types: Sequence[str] = SLUGS, per_answer: int = 1,
                         seed: int = 0, paraphrases: int = 1, generator: LLMGenerator | None = None,
-                        generator_only: bool = False, check: Check | None = None,
-                        progress: Callable[[], None] | None = None) -> PerturbResult:
+                        check: Check | None = None, progress: Callable[[], None] | None = None) -> PerturbResult:
     """:func:`perturb` inside a running event loop."""
     if per_answer < 1:
         raise ValueError("per_answer must be at least 1")
     if paraphrases < 0:
         raise ValueError("paraphrases must be 0 or more")
-    if generator_only and generator is None:
-        raise ValueError("generator_only needs a generator")
     unknown = [t for t in types if t not in ERROR_TYPES]
     if unknown:
         raise ValueError(f"unknown error type {unknown[0]!r}; known: {', '.join(SLUGS)}")
     perturber = Perturber(types=tuple(types), per_answer=per_answer, seed=seed, paraphrases=paraphrases,
-                          generator=generator, generator_only=generator_only, check=check or LexicalCheck(),
-                          definitions=type_definitions())
+                          generator=generator, check=check or LexicalCheck(), definitions=type_definitions())
     return await perturber.run(examples, progress)
 
 
 def perturb(examples: Sequence[Example], *, types: Sequence[str] = SLUGS, per_answer: int = 1, seed: int = 0,
-            paraphrases: int = 1, generator: LLMGenerator | None = None, generator_only: bool = False,
-            check: Check | None = None, progress: Callable[[], None] | None = None) -> PerturbResult:
+            paraphrases: int = 1, generator: LLMGenerator | None = None, check: Check | None = None,
+            progress: Callable[[], None] | None = None) -> PerturbResult:
     """Grounded controls and one-error variants of every example given (each is taken as a grounded source).
 
     ``types``: type slugs (default all six); ``per_answer``: variants per type per answer; ``seed``: the same
     input and seed give the same rows; ``paraphrases``: paraphrase controls per answer; ``generator``: an
-    :class:`LLMGenerator` for the types and answers no rule fills (every one with ``generator_only``); ``check``:
-    a :class:`LexicalCheck` (default) or a :class:`JudgeCheck`; ``progress``: called after each answer.
+    :class:`LLMGenerator` for the types and answers no rule fills (for every one when it is made with
+    ``only=True``); ``check``: a :class:`LexicalCheck` (default) or a :class:`JudgeCheck`; ``progress``: called
+    after each answer.
     """
     return asyncio.run(perturb_async(examples, types=types, per_answer=per_answer, seed=seed,
-                                     paraphrases=paraphrases, generator=generator, generator_only=generator_only,
-                                     check=check, progress=progress))
+                                     paraphrases=paraphrases, generator=generator, check=check,
+                                     progress=progress))

@@ -2,8 +2,8 @@
 type, up to ``per_answer`` ungrounded variants, each candidate checked before it is kept.
 
 Candidates of one (source, type) are tried in a seeded order: the rule candidates first (all places where a rule of
-that type applies, shuffled), then the LLM generator's edits when one is given (or only those with
-``generator_only``). Every answer's work depends only on the seed, its id and the type, so the same input and seed
+that type applies, shuffled), then the LLM generator's edits when one is given (or only those when the generator is
+``only``). Every answer's work depends only on the seed, its id and the type, so the same input and seed
 give the same rows whatever the concurrency, and adding a type changes no other type's rows.
 """
 
@@ -122,9 +122,13 @@ class Perturber:
     seed: int = 0
     paraphrases: int = 1
     generator: LLMGenerator | None = None
-    generator_only: bool = False
     check: Check = field(default_factory=LexicalCheck)
     definitions: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def rules_apply(self) -> bool:
+        """Whether the rules make candidates: unless the generator is to make every one (``only``)."""
+        return self.generator is None or not self.generator.only
 
     def _row(self, work: _Source, row_id: str, text: str, record: PerturbationRecord) -> Example:
         source = work.example
@@ -152,7 +156,7 @@ class Perturber:
     async def _candidates(self, work: _Source, slug: str) -> AsyncIterator[tuple[Candidate | None, str | None,
                                                                             str | None]]:
         rng = seeded(self.seed, work.example.id, slug)
-        if not self.generator_only:
+        if self.rules_apply:
             found = RULES[slug](work.example.answer, work.example.context, rng)
             rng.shuffle(found)
             for candidate in found:
@@ -199,7 +203,7 @@ class Perturber:
 
     async def _paraphrase_stream(self, work: _Source) -> AsyncIterator[tuple[Candidate | None, str | None,
                                                                            str | None]]:
-        if not self.generator_only:
+        if self.rules_apply:
             found = paraphrase_candidates(work.example.answer)
             seeded(self.seed, work.example.id, "paraphrase").shuffle(found)
             for candidate in found:

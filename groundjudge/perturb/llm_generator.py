@@ -94,12 +94,15 @@ class LLMGenerator:
 
     settings: LLMSettings
     service: LLMService = field(default_factory=LLMService)
+    only: bool = False
+    """Write every variant and paraphrase with the model, no rule's (``--generator-only``); by default the
+    model is asked only for the types and answers no rule fills."""
     calls: list[LLMCall] = field(default_factory=list, repr=False)
 
     @classmethod
-    def from_spec(cls, spec: str, service: LLMService | None = None) -> LLMGenerator:
-        """The generator of ``--generator SPEC``."""
-        return cls(settings=parse_llm_spec(spec), service=service or LLMService())
+    def from_spec(cls, spec: str, service: LLMService | None = None, *, only: bool = False) -> LLMGenerator:
+        """The generator of ``--generator SPEC`` (``only``: of ``--generator-only``)."""
+        return cls(settings=parse_llm_spec(spec), service=service or LLMService(), only=only)
 
     @property
     def name(self) -> str:
