@@ -110,6 +110,8 @@ def test_label_queue_and_estimate_end_to_end(tmp_path):
         for item in queue:
             handle.write(json.dumps({"id": item["id"], "label": gold[item["id"]], "labeller": "ana"}) + "\n")
         handle.write(json.dumps({"id": queue[0]["id"], "label": "unsure", "labeller": "ana"}) + "\n")   # a relabel
+        for item in queue[1:4]:                                    # a second person on three answers
+            handle.write(json.dumps({"id": item["id"], "label": "grounded", "labeller": "bo"}) + "\n")
     result = cli("estimate", str(out))
     estimates = json.loads((out / "estimates.json").read_text())
     assert set(estimates["judges"]) == {"quip:n=21,threshold=0.5", "quip:n=8,threshold=0.7"}
@@ -118,7 +120,8 @@ def test_label_queue_and_estimate_end_to_end(tmp_path):
     assert estimates["n_labelled"] == 11 and estimates["n_unsure"] == 1      # the last line for an answer counts
     pair = estimates["pairs"][0]
     assert {pair["a"], pair["b"]} == set(estimates["judges"]) and pair["metric"] in ("accuracy", "balanced_accuracy")
-    assert "separated" in result.stdout
+    assert "separated" in result.stdout and "between people" in result.stdout
+    assert estimates["people"]["n_overlap"] == 3 and estimates["people"]["labellers"] == ["ana", "bo"]
 
 
 @pytest.mark.parametrize("line, expected", [
@@ -166,3 +169,33 @@ def test_human_labels_as_gold_in_run_summarize_and_report(tmp_path):
                  str(tmp_path / "never"), "--quiet", check=False)
     assert result.returncode == 2 and "bad.jsonl:2:id: unknown answer id 'zz'" in result.stderr
     assert not (tmp_path / "never" / "records.jsonl").exists()
+
+
+def test_agreement_between_people():
+    import krippendorff
+    from sklearn.metrics import cohen_kappa_score
+
+    from groundjudge.labels.people import people_agreement
+    from groundjudge.labels.store import LabelRecord, latest_by_labeller
+
+    rng = random.Random(4)
+    history, truth = [], {}
+    for i in range(40):
+        truth[i] = rng.choice(["grounded", "ungrounded"])
+        for who, noise in (("ana", 0.1), ("bo", 0.25)):
+            label = truth[i] if rng.random() > noise else rng.choice(["grounded", "ungrounded", "unsure"])
+            types = ["Factual Inaccuracies"] if label == "ungrounded" and rng.random() < 0.6 else []
+            history.append(LabelRecord(id=f"x{i}", label=label, labeller=who, error_types=types))
+    history.append(LabelRecord(id="x0", label="unsure", labeller="bo"))                 # bo's relabel counts
+    history.append(LabelRecord(id="solo", label="grounded", labeller="ana"))            # nobody else: not overlap
+    latest = latest_by_labeller(history)
+    result = people_agreement(latest, ["Factual Inaccuracies"])
+    ana = [latest[(f"x{i}", "ana")].label for i in range(40)]
+    bo = [latest[(f"x{i}", "bo")].label for i in range(40)]
+    assert result.n_overlap == 40 and bo[0] == "unsure"
+    assert result.pairs[0].kappa == pytest.approx(cohen_kappa_score(ana, bo))
+    codes = {"grounded": 0, "ungrounded": 1, "unsure": 2}
+    expected = krippendorff.alpha(reliability_data=[[codes[x] for x in ana], [codes[x] for x in bo]],
+                                  level_of_measurement="nominal")
+    assert result.alpha == pytest.approx(expected)
+    assert {d["id"] for d in result.disagreements} == {f"x{i}" for i in range(40) if ana[i] != bo[i]}

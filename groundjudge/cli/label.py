@@ -54,13 +54,15 @@ def cmd_estimate(args: argparse.Namespace) -> int:
     if not labels_path.exists():
         raise UsageError(f"no labels: {labels_path} does not exist (groundjudge label {args.run} makes the queue)")
     ids = {r.example.id for r in records.results}
-    labels = latest_labels(read_labels(labels_path, ids))
-    result = estimate_run(records, labels, seed=args.seed)
+    history = read_labels(labels_path, ids)
+    result = estimate_run(records, latest_labels(history), seed=args.seed, history=history)
     out = Path(args.run) / ESTIMATES_FILE
     out.write_text(json.dumps(result.model_dump(), indent=2) + "\n", encoding="utf-8")
     stdout = stdout_console()
     stdout.print(_judges_table(result))
     stdout.print(_pairs_table(result))
+    if result.people is not None:
+        stdout.print(_people_table(result.people))
     stdout.print(f"estimates: {out}")
     return 0
 
@@ -89,6 +91,18 @@ def _pairs_table(result) -> Table:
                       f"{pair.estimate:+.3f} [{pair.ci95[0]:+.2f}, {pair.ci95[1]:+.2f}]",
                       str(pair.labels_where_they_differ), "yes" if pair.separated else "no",
                       "0" if pair.separated else more)
+    return table
+
+
+def _people_table(people) -> Table:
+    alpha = "-" if people.alpha is None else f"{people.alpha:.3f}"
+    table = Table(title=f"between people: {people.n_overlap} answers labelled twice or more; Krippendorff's alpha "
+                        f"{alpha}; {len(people.disagreements)} answers where people disagree")
+    for column in ("a", "b", "both labelled", "agree", "Cohen's kappa"):
+        table.add_column(column, justify="left" if column in ("a", "b") else "right")
+    for pair in people.pairs:
+        table.add_row(Text(pair.a), Text(pair.b), str(pair.n), "-" if pair.agreement is None else f"{pair.agreement:.1%}",
+                      "-" if pair.kappa is None else f"{pair.kappa:.3f}")
     return table
 
 

@@ -23,6 +23,8 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, Field
 
+from groundjudge.labels.people import PeopleAgreement, people_agreement
+
 METRICS = ("accuracy", "balanced_accuracy", "macro_f1")
 """The figures estimated per judge."""
 
@@ -65,6 +67,8 @@ class Estimates(BaseModel):
     judges: dict[str, dict[str, Interval]]
     pairs: list[PairEstimate]
     method: str = "finite-population stratified posterior (Jeffreys prior), 95% percentile intervals"
+    people: PeopleAgreement | None = Field(default=None, description=(
+        "Agreement between labellers on the answers two or more labelled (when any did)."))
 
 
 @dataclass(frozen=True)
@@ -168,12 +172,21 @@ def strata_counts(verdicts: Mapping[str, Mapping[str, str]], judges: Sequence[st
     return out
 
 
-def estimate_run(records, labels: Mapping[str, Any], draws: int = DRAWS, seed: int = 0) -> Estimates:
+def estimate_run(records, labels: Mapping[str, Any], draws: int = DRAWS, seed: int = 0,
+                 history: Sequence[Any] | None = None) -> Estimates:
     """Estimates for a run's records from its labels (id -> :class:`~groundjudge.labels.store.LabelRecord`, the
-    label that counts per answer)."""
+    label that counts per answer); with ``history`` (every label line, in file order) also the agreement between
+    labellers."""
+    from groundjudge.labels.store import latest_by_labeller
     from groundjudge.labels.strata import judge_order, verdict_table
 
     gold = {i: r.label for i, r in labels.items() if r.label in ("grounded", "ungrounded")}
     judges = judge_order(records)
-    return estimate(strata_counts(verdict_table(records), judges, gold), judges,
-                    n_unsure=sum(r.label == "unsure" for r in labels.values()), draws=draws, seed=seed)
+    result = estimate(strata_counts(verdict_table(records), judges, gold), judges,
+                      n_unsure=sum(r.label == "unsure" for r in labels.values()), draws=draws, seed=seed)
+    if history:
+        by_labeller = latest_by_labeller(list(history))
+        if len({who for _, who in by_labeller}) >= 2:
+            types = sorted({t for r in history for t in r.error_types})
+            result = result.model_copy(update={"people": people_agreement(by_labeller, types)})
+    return result
