@@ -122,6 +122,10 @@ def test_label_queue_and_estimate_end_to_end(tmp_path):
     assert {pair["a"], pair["b"]} == set(estimates["judges"]) and pair["metric"] in ("accuracy", "balanced_accuracy")
     assert "separated" in result.stdout and "between people" in result.stdout
     assert estimates["people"]["n_overlap"] == 3 and estimates["people"]["labellers"] == ["ana", "bo"]
+    cli("report", str(out), "--out", str(out / "report"))
+    report = (out / "report" / "report.md").read_text()
+    assert f"## Human labels (run): 11 labelled of {estimates['n_answers']}" in report
+    assert "## Between people (run)" in report
 
 
 @pytest.mark.parametrize("line, expected", [
