@@ -26,20 +26,11 @@ from groundjudge.types import JudgeSpec  # noqa: E402
 
 def cmd_replay(args: argparse.Namespace) -> int:
     """Re-judge every recorded example from the recorded LLM replies only; report what differs."""
-    from groundjudge.llm import CallCache
-    from groundjudge.llm.cache import recorded_entry
+    from groundjudge.runs.replay_cache import recorded_cache
 
     source = Path(args.dir)
     original = read_records(find_records(source))
-    cache = CallCache(None)
-    for path in (find_records(source, "calibration.jsonl"), find_records(source)):
-        if not path.exists():
-            continue
-        for record in read_records(path).results:
-            for call in record.result.calls:
-                if call.cache_key and call.raw_output is not None:
-                    cache.put(call.cache_key, recorded_entry(call))
-    service = make_service(llm_options(args), offline=True, cache=cache)
+    service = make_service(llm_options(args), offline=True, cache=recorded_cache(source))
     out = Path(args.out) if args.out else source / "replay"
     command = ["groundjudge", *getattr(args, "argv", ["replay"])]
     try:

@@ -26,8 +26,6 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-import litellm  # noqa: E402
 from aiolimiter import AsyncLimiter  # noqa: E402
 from pydantic import BaseModel, ValidationError  # noqa: E402
 from tenacity import (  # noqa: E402
@@ -36,6 +34,7 @@ from tenacity import (  # noqa: E402
     stop_after_attempt,
 )
 
+from groundjudge.llm.litellm_module import litellm_module
 from groundjudge.llm.batch.requests import BatchSession
 from groundjudge.llm.cache import CallCache, cache_key, recorded_entry
 from groundjudge.llm.concurrency import resolve_concurrency, server_slots
@@ -49,7 +48,6 @@ from groundjudge.llm.timing import current_clock, server_seconds
 from groundjudge.llm.token_scores import TOP_LOGPROBS, TokenScore, first_token_logprobs, score_reply
 from groundjudge.types import LLMCall  # noqa: E402
 
-litellm.suppress_debug_info = True
 
 
 def parse_json_reply(text: str | None, output_model: type[BaseModel]) -> BaseModel:
@@ -95,6 +93,7 @@ def _response_format(settings: LLMSettings, output_model: type[BaseModel] | None
 
 
 def _provider_key_missing(model: str) -> bool:
+    litellm = litellm_module()
     try:
         return not litellm.validate_environment(model=model).get("keys_in_environment", True)
     except Exception:  # noqa: BLE001 - unknown provider
@@ -103,6 +102,7 @@ def _provider_key_missing(model: str) -> bool:
 
 def _needs_key(settings: LLMSettings) -> str | None:
     """The missing key's env var name when the provider needs one and none is set (local endpoints need none)."""
+    litellm = litellm_module()
     if settings.api_base:
         return None
     if settings.api_key_env:
@@ -122,6 +122,7 @@ def _schema(output_model: type[BaseModel] | None) -> dict | None:
 
 @lru_cache(maxsize=256)
 def _supports_schema(model: str) -> bool:
+    litellm = litellm_module()
     try:
         return bool(litellm.supports_response_schema(model=model))
     except Exception:  # noqa: BLE001 - unknown model
@@ -242,6 +243,7 @@ class LLMService:
 
     async def _call(self, settings: LLMSettings, template: str, template_hash: str, messages: list[dict],
                     output_model: type[BaseModel] | None, sample_index: int, extra: dict[str, Any]) -> LLMCall:
+        litellm = litellm_module()
         response_format = _response_format(settings, output_model)
         schema = _schema(output_model)
         repeat = current_repeat()
@@ -344,6 +346,7 @@ class LLMService:
                response_format: dict | None, extra: dict[str, Any]) -> None:
         """Batch mode: file the request for the next batch (raises Deferred). A request whose batch line failed
         returns (it is retried online) or, with ``batch_failures=abstain``, raises ProviderError with the reason."""
+        litellm = litellm_module()
         params = {**settings.sampling(), **({"response_format": response_format} if response_format else {}), **extra}
         try:
             failure = self.batch.defer(key, settings, messages, params, base["template"])

@@ -10,11 +10,9 @@ otherwise truncate the prompt silently and judge what is left.
 from __future__ import annotations
 
 import asyncio
-import os
 
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-import litellm  # noqa: E402
 
+from groundjudge.llm.litellm_module import litellm_module
 from groundjudge.llm.concurrency import is_local, probe_server  # noqa: E402
 from groundjudge.llm.errors import ProviderError  # noqa: E402
 from groundjudge.llm.settings import LLMSettings  # noqa: E402
@@ -22,6 +20,7 @@ from groundjudge.llm.settings import LLMSettings  # noqa: E402
 
 def model_window_sync(settings: LLMSettings) -> int | None:
     """The model's input window in tokens, or None when nobody says (then nothing is checked)."""
+    litellm = litellm_module()
     if settings.context_window:
         return int(settings.context_window)
     if settings.api_base and is_local(settings.api_base):
@@ -43,6 +42,7 @@ async def model_window(settings: LLMSettings) -> int | None:
 
 def prompt_tokens(model: str, messages: list[dict]) -> int:
     """The prompt's tokens as litellm counts them for the model (its tokenizer, else tiktoken's)."""
+    litellm = litellm_module()
     return int(litellm.token_counter(model=model, messages=messages))
 
 

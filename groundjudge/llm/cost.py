@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import os
 import threading
 from functools import lru_cache
 
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-import litellm  # noqa: E402
 
 from groundjudge.llm.errors import ProviderError
+from groundjudge.llm.litellm_module import litellm_module
 from groundjudge.llm.settings import LLMSettings
 
 
@@ -40,7 +38,7 @@ class Budget:
 @lru_cache(maxsize=256)
 def _has_price(model: str) -> bool:
     try:
-        litellm.cost_per_token(model=model, prompt_tokens=1, completion_tokens=1)
+        litellm_module().cost_per_token(model=model, prompt_tokens=1, completion_tokens=1)
         return True
     except Exception:  # noqa: BLE001 - not in litellm's table
         return False
@@ -53,7 +51,7 @@ def price(settings: LLMSettings, input_tokens: int, output_tokens: int) -> float
                 + output_tokens * (settings.output_cost_per_mtok or 0.0)) / 1e6
     if not _has_price(settings.model):
         return 0.0
-    prompt_cost, completion_cost = litellm.cost_per_token(model=settings.model, prompt_tokens=input_tokens,
+    prompt_cost, completion_cost = litellm_module().cost_per_token(model=settings.model, prompt_tokens=input_tokens,
                                                           completion_tokens=output_tokens)
     return float(prompt_cost + completion_cost)
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import litellm
 
+from groundjudge.llm.litellm_module import litellm_module
 from groundjudge.llm import LLMSettings, price
 from groundjudge.llm.batch import provider_of
 from groundjudge.llm.cost import BATCH_DISCOUNT
@@ -29,6 +29,7 @@ def estimate_run(judge: Any, examples: Sequence[Example], prompts: PromptLibrary
     A request rendered identically before (same model settings and messages: facts of a shared context, or the
     extraction of another judge that differs only in its verification prompt) is counted once, as the call
     cache answers it; pass one ``seen`` set to every judge of a run to count across judges."""
+    litellm = litellm_module()
     calls = tokens_in = tokens_out = 0
     cost = batch_cost = 0.0
     seen_prompts: set[tuple] = set() if seen is None else seen

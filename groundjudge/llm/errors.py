@@ -5,13 +5,10 @@ from __future__ import annotations
 import os
 import re
 
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-import litellm  # noqa: E402
-from tenacity import (  # noqa: E402
-    wait_exponential_jitter,
-)
+from tenacity import wait_exponential_jitter
 
-from groundjudge.types import LLMCall  # noqa: E402
+from groundjudge.llm.litellm_module import litellm_module
+from groundjudge.types import LLMCall
 
 FALLBACK_REASONS = frozenset({"no_api_key", "provider_error", "retries_exhausted", "budget", "offline", "auth_error",
                               "context_too_long"})
@@ -66,6 +63,7 @@ def retry_after_seconds(err: BaseException) -> float | None:
 
 def is_retryable(err: BaseException) -> bool:
     """429, 5xx, connection errors and timeouts are retried; auth, bad request and not-found are not."""
+    litellm = litellm_module()
     if isinstance(err, (litellm.AuthenticationError, litellm.PermissionDeniedError, litellm.NotFoundError,
                         litellm.BadRequestError, litellm.ContextWindowExceededError)):
         return False

@@ -15,8 +15,9 @@ import math
 import re
 from typing import Any, Literal
 
-import litellm
 from pydantic import BaseModel, Field
+
+from groundjudge.llm.litellm_module import litellm_module
 
 ScoreSource = Literal["logprobs", "verbalised"]
 """Where a score came from: the first token's probabilities, or the model's one-word verdict."""
@@ -109,6 +110,7 @@ def supports_logprobs(model: str) -> bool:
     """Whether litellm passes ``logprobs`` / ``top_logprobs`` to this model's provider (OpenAI-compatible servers,
     vLLM and llama.cpp included; not Anthropic, not Ollama)."""
     try:
+        litellm = litellm_module()
         provider = litellm.get_llm_provider(model)[1]
         params = litellm.get_supported_openai_params(model=model.split("/", 1)[-1], custom_llm_provider=provider)
     except Exception:  # noqa: BLE001 - an unknown provider: do not ask

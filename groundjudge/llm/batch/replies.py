@@ -9,17 +9,14 @@ online path would have stored, priced at the batch price.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
 
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-import litellm  # noqa: E402
-
-from groundjudge.llm.batch.requests import PendingRequest  # noqa: E402
-from groundjudge.llm.cost import batch_price  # noqa: E402
+from groundjudge.llm.batch.requests import PendingRequest
+from groundjudge.llm.cost import batch_price
+from groundjudge.llm.litellm_module import litellm_module
 from groundjudge.llm.token_scores import first_token_logprobs  # noqa: E402
 
 
@@ -54,6 +51,7 @@ class _NoLogging:
 
 def openai_response(body: dict[str, Any]) -> Any:
     """A chat-completions body as litellm's ModelResponse (as an online call returns it)."""
+    litellm = litellm_module()
     from litellm.utils import convert_to_model_response_object
 
     return convert_to_model_response_object(response_object=body, model_response_object=litellm.ModelResponse())
@@ -62,6 +60,7 @@ def openai_response(body: dict[str, Any]) -> Any:
 def anthropic_response(message: dict[str, Any], request: PendingRequest) -> Any:
     """An Anthropic message as litellm's ModelResponse: its response transformation, which turns a JSON-mode
     tool call back into the reply text, as for an online call."""
+    litellm = litellm_module()
     from litellm.llms.anthropic.chat.transformation import AnthropicConfig
 
     raw = httpx.Response(200, json=message, request=httpx.Request("POST", "http://batch.invalid/v1/messages"))

@@ -14,17 +14,14 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import copy
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-import litellm  # noqa: E402
-
-from groundjudge.llm.settings import LLMSettings  # noqa: E402
+from groundjudge.llm.litellm_module import litellm_module
+from groundjudge.llm.settings import LLMSettings
 
 Provider = Literal["openai", "anthropic"]
 BATCH_PROVIDERS: tuple[str, ...] = ("openai", "anthropic")
@@ -79,6 +76,8 @@ def require_provider(model: str, where: str = "") -> Provider:
 def request_body(model: str, messages: list[dict], params: dict[str, Any]) -> tuple[dict, dict | None]:
     """The body litellm would send for these messages and parameters (sampling, response_format, logprobs), and,
     for an Anthropic JSON-mode request, the optional parameters its reply is read back with (else None)."""
+    litellm = litellm_module()
+
     provider = require_provider(model)
     bare = bare_model(model)
     optional = litellm.utils.get_optional_params(model=bare, custom_llm_provider=provider, **params)
