@@ -9,12 +9,13 @@ import sys
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from groundjudge.cli import (attack, export, judges, perturb, prompts, replay, report, run,  # noqa: E402
-                             summarize, train)
+from groundjudge.cli import (attack, export, judges, label, perturb, prompts, replay, report,  # noqa: E402
+                             run, serve, summarize, train)
 from groundjudge.cli.common import UsageError  # noqa: E402
 from groundjudge.experiment import ExperimentError  # noqa: E402
 from groundjudge.formats.load import DataError  # noqa: E402
 from groundjudge.judges import SpecError  # noqa: E402
+from groundjudge.labels.store import LabelsError  # noqa: E402
 from groundjudge.llm.batch import BatchUnavailable  # noqa: E402
 from groundjudge.llm.templates import TemplateError  # noqa: E402
 from groundjudge.local_nli.model import ModelUnavailable  # noqa: E402
@@ -27,7 +28,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="groundjudge", description=__doc__)
     parser.add_argument("-v", "--verbose", action="store_true", help="log more")
     verbs = parser.add_subparsers(dest="verb", required=True)
-    for verb in (run, replay, judges, prompts, report, summarize, train, export, attack, perturb):
+    for verb in (run, replay, judges, prompts, report, summarize, train, export, attack, perturb, serve, label):
         verb.add_parser(verbs)
     return parser
 
@@ -40,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.func(args)
     except (DataError, ExperimentError, SpecError, UsageError, RecordsError, ModelUnavailable, TemplateError,
-            RunLockError, BatchUnavailable) as err:
+            RunLockError, BatchUnavailable, LabelsError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
 

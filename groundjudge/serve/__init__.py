@@ -1,0 +1,11 @@
+"""``groundjudge serve``: the judges as an HTTP service (FastAPI + uvicorn), JSON in and JSON out.
+
+One module per job: :mod:`~groundjudge.serve.schemas` (request and response models),
+:mod:`~groundjudge.serve.loading` (judges built once), :mod:`~groundjudge.serve.batching` (local judges batched
+across concurrent requests), :mod:`~groundjudge.serve.batch_paths` (the batch path of each local judge),
+:mod:`~groundjudge.serve.limits` (token, body cap, bounded queue), :mod:`~groundjudge.serve.metrics`
+(Prometheus text), :mod:`~groundjudge.serve.judging` (a request to a verdict, recorded),
+:mod:`~groundjudge.serve.app` (the app factory) and :mod:`~groundjudge.serve.process` (the service in a child
+process, for tests and benchmarks). Only the CLI imports this package; fastapi, uvicorn and prometheus_client
+come with the ``serve`` extra.
+"""

@@ -1,0 +1,93 @@
+"""A served request turned into a verdict: the example built, judged (batched or on its own), timed out past
+the limit, recorded, and shaped as the response."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from groundjudge.runs.live_records import LiveRecords
+from groundjudge.serve.loading import JudgeSet, ServedJudge
+from groundjudge.serve.metrics import ServiceMetrics
+from groundjudge.serve.schemas import ClaimOut, JudgeRequest, SpanOut, VerdictResponse
+from groundjudge.types import Example, JudgeResult
+
+
+class JudgeTimeout(Exception):
+    """Judging took longer than the per-request limit: answered 504."""
+
+
+def new_example(request: JudgeRequest) -> Example:
+    """The example a request asks to judge, under a fresh id."""
+    return Example(id=f"served-{uuid.uuid4().hex[:16]}", question=request.question, context=request.documents(),
+                   answer=request.answer)
+
+
+def to_response(judge: str, result: JudgeResult, latency_s: float) -> VerdictResponse:
+    """The response of one verdict: label, score, claims, unsupported spans, cost."""
+    verdict = result.verdict
+    claims = [ClaimOut(text=c.claim.text, start=c.claim.start, end=c.claim.end, label=c.label, score=c.score,
+                       evidence=c.evidence, reason=c.reason, error_type=c.error_type) for c in verdict.claims]
+    spans = [SpanOut(start=c.start, end=c.end, text=c.text, label=c.label) for c in claims
+             if c.label != "supported" and c.start is not None and c.end is not None]
+    return VerdictResponse(judge=judge, label=verdict.label, score=verdict.score, threshold=verdict.threshold,
+                           claims=claims, spans=spans, path=verdict.path,
+                           suspected_injection=list(verdict.suspected_injection),
+                           abstain_reason=verdict.abstain_reason, latency_s=max(latency_s, 0.0),
+                           cost_usd=max(sum(call.cost_usd for call in result.calls), 0.0))
+
+
+@dataclass
+class Judging:
+    """Judges requests with the loaded judges, within the time limit, and records every verdict answered."""
+
+    judges: JudgeSet
+    metrics: ServiceMetrics
+    timeout_s: float
+    records: LiveRecords | None = None
+
+    async def _judge(self, served: ServedJudge, example: Example) -> JudgeResult:
+        """One example by its judge: through its batcher, or on its own (``judge_one``: errors abstain)."""
+        from groundjudge.runs.runner import judge_one
+
+        if served.batcher is None:
+            return await judge_one(served.judge, example)
+        started_at, start = time.time(), time.perf_counter()
+        result = await served.batcher.submit(example)
+        wall = time.perf_counter() - start
+        self.metrics.batch_size.labels(served.name).observe(result.timings.get("batch_size", 1.0))
+        return result.model_copy(update={"latency_s": wall, "started_at": started_at,
+                                         "finished_at": started_at + wall})
+
+    async def _record(self, served: Sequence[ServedJudge], examples: Sequence[Example],
+                      results: Sequence[JudgeResult]) -> None:
+        """Append the verdicts to the records folder (in a worker thread: each line is synced to disk)."""
+        for judge, result in zip(served, results):
+            if (result.verdict.abstain_reason or "").startswith("judge_error"):
+                self.metrics.judge_errors.labels(judge.name).inc()
+        if self.records is None:
+            return
+
+        def write() -> None:
+            for judge, example, result in zip(served, examples, results):
+                self.records.write(judge.name, example, result)
+
+        await asyncio.to_thread(write)
+
+    async def judge_many(self, requests: Sequence[JudgeRequest]) -> list[VerdictResponse]:
+        """Judge requests together (concurrently, so local judges batch them), all within the time limit;
+        JudgeTimeout past it. Each verdict is recorded before it is returned."""
+        start = time.perf_counter()
+        served = [self.judges.pick(request.judge) for request in requests]
+        examples = [new_example(request) for request in requests]
+        work = asyncio.gather(*(self._judge(judge, example) for judge, example in zip(served, examples)))
+        try:
+            results = await asyncio.wait_for(work, self.timeout_s)
+        except asyncio.TimeoutError:
+            raise JudgeTimeout(f"judging took longer than {self.timeout_s:g} s") from None
+        await asyncio.shield(self._record(served, examples, results))
+        latency = time.perf_counter() - start
+        return [to_response(judge.name, result, latency) for judge, result in zip(served, results)]
