@@ -10,6 +10,7 @@ embed it once.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar, Literal
 
@@ -34,28 +35,58 @@ class CosineJudge:
     batch_size: int = 64
     _cache: LRUCache = field(default_factory=LRUCache, init=False, repr=False, compare=False)
 
-    def _context_embeddings(self, example: Example):
-        def make():
+    def _missing_context_sentences(self, examples: Sequence[Example]) -> dict[tuple[str, ...], tuple[list, list]]:
+        """The sentences (with their document offsets) of the examples' contexts not yet embedded, per context."""
+        missing: dict[tuple[str, ...], tuple[list, list]] = {}
+        for example in examples:
+            if example.context in missing or self._cache.peek((self.model, example.context)) is not None:
+                continue
             spans, texts = [], []
             for doc_index, doc in enumerate(example.context):
                 for start, end in sentence_spans(doc):
                     spans.append((doc_index, start, end))
                     texts.append(doc[start:end])
+            missing[example.context] = (spans, texts)
+        return missing
+
+    def score_batch(self, examples: Sequence[Example]) -> list[Scored]:
+        """:meth:`score` of every example, with all their answer sentences and the sentences of every context not
+        yet cached embedded in one call (context embeddings are then cached per context)."""
+        spans_of = [list(sentence_spans(example.answer)) for example in examples]
+        answer_texts = [ex.answer[s:e] for ex, spans in zip(examples, spans_of) for s, e in spans]
+        missing = self._missing_context_sentences(examples)
+        texts = answer_texts + [t for _, context_texts in missing.values() for t in context_texts]
+        vectors = load_embedder(self.model).encode(texts, batch_size=self.batch_size, normalize_embeddings=True,
+                                                   convert_to_numpy=True) if texts else None
+        offset = len(answer_texts)
+        embedded = {}
+        for context, (spans, context_texts) in missing.items():
+            embedded[context] = (spans, context_texts, vectors[offset:offset + len(context_texts)])
+            self._cache.get_or_make((self.model, context), lambda made=embedded[context]: made)
+            offset += len(context_texts)
+        results, offset = [], 0
+        for example, answer_spans in zip(examples, spans_of):
+            if not answer_spans:
+                results.append(Scored(score=None, abstain_reason="empty_answer"))
+                continue
+            context = embedded.get(example.context) or self._context_embeddings(example)
+            results.append(self._scored(example, answer_spans, vectors[offset:offset + len(answer_spans)], context))
+            offset += len(answer_spans)
+        return results
+
+    def _context_embeddings(self, example: Example):
+        """The example's context sentences (offsets, texts, vectors), from the cache or embedded now."""
+        def make():
+            spans, texts = self._missing_context_sentences([example]).get(example.context, ([], []))
             vectors = load_embedder(self.model).encode(texts, batch_size=self.batch_size,
                                                        normalize_embeddings=True, convert_to_numpy=True)
             return spans, texts, vectors
 
         return self._cache.get_or_make((self.model, example.context), make)
 
-    def score(self, example: Example) -> Scored:
+    def _scored(self, example: Example, answer_spans: list[tuple[int, int]], answer_vectors, context) -> Scored:
         """Best-matching context sentence per answer sentence, aggregated over the answer."""
-        answer_spans = list(sentence_spans(example.answer))
-        if not answer_spans:
-            return Scored(score=None, abstain_reason="empty_answer")
-        spans, texts, context_vectors = self._context_embeddings(example)
-        answer_vectors = load_embedder(self.model).encode(
-            [example.answer[s:e] for s, e in answer_spans], batch_size=self.batch_size,
-            normalize_embeddings=True, convert_to_numpy=True)
+        spans, texts, context_vectors = context
         similarity = answer_vectors @ context_vectors.T
         best = similarity.argmax(axis=1)
         claims = []
@@ -69,6 +100,10 @@ class CosineJudge:
         values = [c.score for c in claims]
         total = min(values) if self.agg == "min" else sum(values) / len(values)
         return Scored(score=total, claims=claims)
+
+    def score(self, example: Example) -> Scored:
+        """Best-matching context sentence per answer sentence, aggregated over the answer."""
+        return self.score_batch([example])[0]
 
     async def judge(self, example: Example) -> JudgeResult:
         """Score the example and decide with the (calibrated) threshold."""

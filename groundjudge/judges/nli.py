@@ -11,6 +11,7 @@ All claim x window pairs of an example are scored in one batched call.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
@@ -146,25 +147,44 @@ class NLIJudge(LocalModelSettings):
                 label, evidence, reason = "supported", found, "span match: the short answer occurs in the context"
         return ClaimVerdict(claim=claim, label=label, score=entail, evidence=evidence, reason=reason)
 
+    def score_batch(self, examples: Sequence[Example]) -> list[Scored]:
+        """:meth:`score` of every example, all their (evidence window, claim) pairs through the model in one call
+        (length-sorted batches across the examples, a repeated pair run once)."""
+        engine = self.engine()
+        plans, premises, hypotheses = [], [], []
+        for example in examples:
+            spans = claims_of(example.answer)
+            if not spans:
+                plans.append(None)
+                continue
+            claims = [example.answer[s:e] for s, e in spans]
+            wins, selection = self.evidence_windows(example, claims, engine)
+            plans.append((spans, claims, wins, selection, len(premises)))
+            premises += [wins[w].text for _, w in selection.pairs]
+            hypotheses += [claims[c] for c, _ in selection.pairs]
+        stats = ScoreStats()
+        probs = engine.score_pairs(premises, hypotheses, stats=stats) if premises else None
+        shared = {**stats.as_timings(), **({"batch_examples": float(len(examples))} if len(examples) > 1 else {})}
+        results = []
+        for example, plan in zip(examples, plans):
+            if plan is None:
+                results.append(Scored(score=None, abstain_reason="no_claims"))
+                continue
+            spans, claims, wins, selection, offset = plan
+            mine = probs[offset:offset + len(selection.pairs)]
+            short = len(example.answer.split()) <= self.short_answer_tokens
+            verdicts = []
+            for c, (start, end) in enumerate(spans):
+                rows = selection.rows_of(c)
+                verdicts.append(self.verdict(Claim(text=claims[c], start=start, end=end), mine[rows], wins,
+                                             [selection.pairs[r][1] for r in rows], example.context, short))
+            timings = {**shared, "windows": float(len(wins)), "pairs_all_windows": float(selection.pairs_all)}
+            results.append(Scored(score=score_answer(verdicts, self.answer_score), claims=verdicts, timings=timings))
+        return results
+
     def score(self, example: Example) -> Scored:
         """Claim verdicts and the supported share (sync: runs in a worker thread)."""
-        engine = self.engine()
-        spans = claims_of(example.answer)
-        if not spans:
-            return Scored(score=None, abstain_reason="no_claims")
-        claims = [example.answer[s:e] for s, e in spans]
-        wins, selection = self.evidence_windows(example, claims, engine)
-        stats = ScoreStats()
-        probs = engine.score_pairs([wins[w].text for _, w in selection.pairs],
-                                   [claims[c] for c, _ in selection.pairs], stats=stats)
-        short = len(example.answer.split()) <= self.short_answer_tokens
-        verdicts = []
-        for c, (start, end) in enumerate(spans):
-            rows = selection.rows_of(c)
-            verdicts.append(self.verdict(Claim(text=claims[c], start=start, end=end), probs[rows], wins,
-                                         [selection.pairs[r][1] for r in rows], example.context, short))
-        timings = {**stats.as_timings(), "windows": float(len(wins)), "pairs_all_windows": float(selection.pairs_all)}
-        return Scored(score=score_answer(verdicts, self.answer_score), claims=verdicts, timings=timings)
+        return self.score_batch([example])[0]
 
     def path(self) -> str:
         """What produced the verdicts."""
