@@ -4,19 +4,37 @@
 from __future__ import annotations
 
 import argparse
+import getpass
 import json
+import os
+import signal
+import sys
+import threading
 from pathlib import Path
+from urllib.parse import quote
 
 from rich.table import Table
 from rich.text import Text
 
 from groundjudge.cli.common import UsageError, console, stdout_console
-from groundjudge.labels.queue import DEFAULT_AGREEMENT_SHARE, queue_for_run, write_queue
+from groundjudge.labels.interchange import FORMATS, describe, export_run, import_labels
+from groundjudge.labels.queue import DEFAULT_AGREEMENT_SHARE, QUEUE_FILE, queue_for_run, read_queue, write_queue
 from groundjudge.labels.store import LABELS_FILE, latest_labels, read_labels
+from groundjudge.runs.lock import RunLock, RunLockError
 from groundjudge.runs.records import find_records, read_records
 
 ESTIMATES_FILE = "estimates.json"
 """Where ``estimate`` writes its figures inside the run folder."""
+
+LOCAL = ("127.0.0.1", "localhost", "::1")
+"""Hosts the page accepts in a request's Host header without being told."""
+
+
+def _default_labeller() -> str:
+    try:
+        return getpass.getuser() or "anonymous"
+    except (KeyError, OSError):
+        return "anonymous"
 
 
 def _run_records(run: str):
@@ -28,8 +46,48 @@ def _run_records(run: str):
 
 
 def cmd_label(args: argparse.Namespace) -> int:
-    """Write the run's labelling queue (and, once the page exists, serve it)."""
+    """Write the run's labelling queue, or with the page, reuse the queue there is and serve the page."""
+    if args.export or args.import_file or args.to or args.format:
+        return _interchange(args)
     records = _run_records(args.run)
+    if args.no_serve:
+        return _write_queue(args, records)
+    token = _token(args.token_env)
+    lock = RunLock(args.run, ["groundjudge", *getattr(args, "argv", [])], warn=lambda m: console.print(Text(m)))
+    try:
+        lock.acquire()
+    except RunLockError as err:
+        raise UsageError(f"{err}\n(one labelling server per run folder: several people label through one server, "
+                         "each with ?labeller=NAME in the page's address)") from None
+    try:
+        queue = read_queue(args.run)
+        if queue:
+            stdout_console().print(f"queue: reusing {Path(args.run) / QUEUE_FILE} ({len(queue)} answers; "
+                                   f"groundjudge label {args.run} --no-serve draws a new one)", soft_wrap=True)
+        else:
+            _write_queue(args, records)
+        _serve(args, token)
+    finally:
+        lock.release()
+    return 0
+
+
+def _interchange(args: argparse.Namespace) -> int:
+    """``--export FORMAT --to FILE`` or ``--import FILE [--format FORMAT]``: labels to or from another tool."""
+    if bool(args.export) == bool(args.import_file) or bool(args.export) != bool(args.to) or \
+            (args.format and not args.import_file):
+        raise UsageError("use --export FORMAT --to FILE, or --import FILE [--format FORMAT]")
+    if args.export:
+        written = export_run(args.run, args.export, args.to, args.taxonomy)
+        stdout_console().print(f"{args.export}: {written[0]} (and {written[1]})", soft_wrap=True)
+        return 0
+    report = import_labels(args.run, args.import_file, args.format, args.taxonomy,
+                           ["groundjudge", *getattr(args, "argv", [])])
+    stdout_console().print(Text(describe(report, args.run)), soft_wrap=True)
+    return 0
+
+
+def _write_queue(args: argparse.Namespace, records) -> int:
     queue = queue_for_run(records, args.strategy, args.size, args.seed, args.agreement_share)
     path = write_queue(queue, args.run)
     strata: dict[str, int] = {}
@@ -39,10 +97,46 @@ def cmd_label(args: argparse.Namespace) -> int:
     stdout_console().print(f"queue: {path} ({len(queue)} answers, {args.strategy}, seed {args.seed}); strata "
                            f"(one letter per judge: {judges}): "
                            + ", ".join(f"{name} {count}" for name, count in sorted(strata.items())), soft_wrap=True)
-    if not args.no_serve:
-        console.print("[yellow]the labelling page is not built yet: label the queue's answers in "
-                      f"{Path(args.run) / LABELS_FILE} (one JSON line per label), then run groundjudge estimate")
     return 0
+
+
+def _token(variable: str | None) -> str | None:
+    if not variable:
+        return None
+    token = os.environ.get(variable)
+    if not token:
+        raise UsageError(f"--token-env {variable}: that environment variable is not set or empty")
+    return token
+
+
+def _hosts(bind: str) -> list[str]:
+    """Host headers the page accepts besides the local names: any when bound to every address."""
+    if bind in ("0.0.0.0", "::"):
+        return ["*"]
+    return [] if bind in LOCAL else [bind]
+
+
+def _serve(args: argparse.Namespace, token: str | None) -> None:
+    """Serve the labelling page on --host / --port until Ctrl-C or SIGTERM (every label is on disk at once)."""
+    try:
+        import uvicorn
+
+        from groundjudge.serve.label_app import label_app
+    except ImportError as err:
+        raise UsageError(f"the labelling page needs the serve extra (pip install 'groundjudge[serve]'): {err}") \
+            from None
+    try:
+        app = label_app(args.run, args.labeller, show_judges=args.show_judges, overlap=args.overlap,
+                        taxonomy=args.taxonomy, token=token, hosts=_hosts(args.host))
+    except ValueError as err:
+        raise UsageError(str(err)) from None
+    where = f"http://{'127.0.0.1' if args.host in ('0.0.0.0', '::') else args.host}:{args.port}/"
+    query = f"?labeller={quote(args.labeller)}" + ("&token=<the token>" if token else "")
+    stdout_console().print(f"labelling page: {where}{query}  (labels: {Path(args.run) / LABELS_FILE}; Ctrl-C stops)",
+                           soft_wrap=True)
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(0))
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning", access_log=False)
 
 
 def cmd_estimate(args: argparse.Namespace) -> int:
@@ -118,7 +212,31 @@ def add_parser(verbs) -> None:
     label.add_argument("--agreement-share", type=float, default=DEFAULT_AGREEMENT_SHARE, metavar="F",
                        help=f"share of a stratified queue from the strata where judges agree (default "
                             f"{DEFAULT_AGREEMENT_SHARE})")
-    label.add_argument("--no-serve", action="store_true", help="write RUN/label_queue.jsonl and exit")
+    label.add_argument("--no-serve", action="store_true", help="write RUN/label_queue.jsonl and exit (without it: "
+                       "reuse the queue there is, else write one, and serve the labelling page)")
+    page = label.add_argument_group("the labelling page (see docs/labelling.md)")
+    page.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
+    page.add_argument("--port", type=int, default=8765, help="port (default 8765)")
+    page.add_argument("--labeller", default=_default_labeller(), metavar="NAME",
+                      help="whose labels these are, unless the page's address says ?labeller=NAME (default: the "
+                           "login name)")
+    page.add_argument("--show-judges", action="store_true",
+                      help="show the judges' verdicts before an item is labelled (default: only after)")
+    page.add_argument("--overlap", type=int, default=0, metavar="K",
+                      help="the first K queue items go to every labeller; each later one to whoever labels it "
+                           "first (default 0)")
+    page.add_argument("--taxonomy", metavar="FILE", help="error types offered: a JSON list of {name, definition} "
+                                                         "(default: the six legal error types)")
+    page.add_argument("--token-env", metavar="VAR", help="require the token in this environment variable: "
+                                                         "'Authorization: Bearer <token>' or ?token= in the address")
+    trade = label.add_argument_group("Label Studio and Argilla (see docs/labelling.md)")
+    trade.add_argument("--export", choices=FORMATS, help="write the answers, each judge's verdict as a prediction / "
+                                                         "suggestion, to --to FILE (and the config beside it); exit")
+    trade.add_argument("--to", metavar="FILE", help="where --export writes")
+    trade.add_argument("--import", dest="import_file", metavar="FILE",
+                       help="read a Label Studio JSON export or an Argilla records export into RUN/labels.jsonl "
+                            "(all of it, or nothing when any item is bad); exit")
+    trade.add_argument("--format", choices=FORMATS, help="the format of --import FILE (default: detected)")
     label.set_defaults(func=cmd_label)
     estimate = verbs.add_parser("estimate", help="each judge's figures and every pair's difference from the human "
                                                  "labels so far, with 95%% intervals valid under the queue's design")
