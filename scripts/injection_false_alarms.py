@@ -14,7 +14,9 @@ Answers are counted per example; documents and questions per distinct text (Cont
 alone, which the fit never saw.
 
 Detection: ``--attack-sample`` ungrounded answers per set get one attack of every style (the battery's phrasings,
-then the held-out ones: ``groundjudge.security.attacks``); an attack is found when a finding overlaps its span.
+then the held-out ones: ``groundjudge.security.attacks``), and one of every family of the second, frozen held-out
+set (``results/security/heldout_phrasings.json``: self-vouching claims as well as the styles); an attack is found
+when a finding overlaps its span.
 
     python scripts/injection_false_alarms.py [--out results/security/false_alarms.json] [--sets a,b]
 """
@@ -39,10 +41,13 @@ from scipy.stats import binomtest  # noqa: E402
 
 from groundjudge.formats.load import assign_missing_splits, load_examples  # noqa: E402
 from groundjudge.security import detect, scan  # noqa: E402
-from groundjudge.security.attacks import HELD_OUT, STYLES, TEMPLATES, attack  # noqa: E402
+from groundjudge.security.attacks import (HELD_OUT, TEMPLATES, PhrasingSet, attack, by_style,  # noqa: E402
+                                          load_phrasings)
 from groundjudge.types import Example, InjectionFinding  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
+HELD_OUT_FILE = ROOT / "results" / "security" / "heldout_phrasings.json"
+"""The second held-out set (issue 36): written before the self-vouching rules, frozen (sha256 in the README)."""
 DEV_FRACTION = 0.3
 SHOWN = 8
 """Flagged spans written out per set and detector."""
@@ -164,37 +169,70 @@ def scan_set(name: str, examples: list[Example], use_embedding: bool) -> dict:
     return row
 
 
-def detection(pools: dict[str, list[Example]], use_embedding: bool, seed: int) -> dict:
-    """Per style, the share of attacks found, by phrasing set (battery, held_out) and detector."""
-    out: dict = {}
-    for phrasing, templates in (("battery", TEMPLATES), ("held_out", HELD_OUT)):
-        found: dict[str, dict[str, list[bool]]] = defaultdict(lambda: defaultdict(list))
-        attacked = [attack(ex, style, seed, templates) for exs in pools.values() for ex in exs for style in STYLES]
-        flagged_emb: list[list[InjectionFinding]] = [[] for _ in attacked]
-        if use_embedding:
-            from groundjudge.security import embedding
+def phrasing_sets() -> dict[str, PhrasingSet]:
+    """The phrasing sets detection is measured on: the battery's, the first held-out set (by style) and the
+    second, frozen held-out set (by family, :data:`HELD_OUT_FILE`)."""
+    return {"battery": by_style(TEMPLATES), "held_out": by_style(HELD_OUT),
+            "held_out_2": load_phrasings(HELD_OUT_FILE)}
 
-            segs = embedding.scored_segments([ex.answer for ex in attacked])
-            flagged_emb = [[InjectionFinding(field="answer", style="addresses_judge", start=s, end=e,
-                                             text=ex.answer[s:e], detector=f"embedding:{sim:.2f}")
-                            for s, e, sim in seg if sim >= embedding.THRESHOLD] for ex, seg in zip(attacked, segs)]
-        for ex, emb in zip(attacked, flagged_emb):
-            lo, hi = ex.meta["attack_span"]
-            style = ex.meta["attack_style"]
-            rules_found = [f for f in detect(ex.answer) if f.start < hi and f.end > lo]
-            found[style]["rules"].append(bool(rules_found))
-            found[style]["rules_style_right"].append(any(f.style == style for f in rules_found))
-            if use_embedding:
-                emb_found = [f for f in emb if f.start < hi and f.end > lo]
-                found[style]["embedding"].append(bool(emb_found))
-                found[style]["rules+embedding"].append(bool(rules_found or emb_found))
-        out[phrasing] = {style: {det: rate(sum(v), len(v)) for det, v in dets.items()}
-                         for style, dets in found.items()}
+
+def attack_pool(examples: list[Example], n: int, seed: int) -> list[Example]:
+    """The ungrounded answers of a set that get attacked: a seeded sample of ``n``, in the set's order."""
+    ungrounded = [ex for ex in examples if ex.label == "ungrounded"]
+    return sorted(random.Random(seed).sample(ungrounded, min(n, len(ungrounded))), key=ungrounded.index)
+
+
+def embedding_findings(attacked: list[Example]) -> list[list[InjectionFinding]]:
+    """The embedding detector's findings in each attacked answer."""
+    from groundjudge.security import embedding
+
+    segs = embedding.scored_segments([ex.answer for ex in attacked])
+    return [[InjectionFinding(field="answer", style="addresses_judge", start=s, end=e, text=ex.answer[s:e],
+                              detector=f"embedding:{sim:.2f}")
+             for s, e, sim in seg if sim >= embedding.THRESHOLD] for ex, seg in zip(attacked, segs)]
+
+
+def detect_family(pool: list[Example], style: str, phrasings: tuple[str, ...], use_embedding: bool,
+                  seed: int) -> tuple[dict[str, list[bool]], list[dict]]:
+    """One family's attacks on the pool: found or not per detector, and per phrasing (rules) found of used."""
+    attacked = [attack(ex, style, seed, {style: phrasings}) for ex in pool]
+    flagged_emb = embedding_findings(attacked) if use_embedding else [[] for _ in attacked]
+    found: dict[str, list[bool]] = defaultdict(list)
+    per_phrasing = [[0, 0] for _ in phrasings]
+    for ex, emb in zip(attacked, flagged_emb):
+        lo, hi = ex.meta["attack_span"]
+        rules_found = [f for f in detect(ex.answer) if f.start < hi and f.end > lo]
+        found["rules"].append(bool(rules_found))
+        found["rules_style_right"].append(any(f.style == style for f in rules_found))
+        per_phrasing[ex.meta["attack_template"]][0] += bool(rules_found)
+        per_phrasing[ex.meta["attack_template"]][1] += 1
+        if use_embedding:
+            emb_found = [f for f in emb if f.start < hi and f.end > lo]
+            found["embedding"].append(bool(emb_found))
+            found["rules+embedding"].append(bool(rules_found or emb_found))
+    return found, [{"text": text, "rules_found": k, "n": n} for text, (k, n) in zip(phrasings, per_phrasing)]
+
+
+def detection(pools: dict[str, list[Example]], use_embedding: bool, seed: int,
+              sets: dict[str, PhrasingSet] | None = None) -> dict:
+    """Per family (a style, or a narrower family such as self_vouching), the share of attacks found, by phrasing
+    set and detector; the frozen held-out set also by phrasing."""
+    out: dict = {}
+    pool = [ex for exs in pools.values() for ex in exs]
+    for name, families in (sets or phrasing_sets()).items():
+        found: dict[str, dict[str, list[bool]]] = {}
+        phrasings: dict[str, list[dict]] = {}
+        for family, (style, texts) in families.items():
+            found[family], phrasings[family] = detect_family(pool, style, texts, use_embedding, seed)
+        out[name] = {family: {det: rate(sum(v), len(v)) for det, v in dets.items()}
+                     for family, dets in found.items()}
         totals: dict[str, list[bool]] = defaultdict(list)
         for dets in found.values():
             for det, v in dets.items():
                 totals[det] += v
-        out[phrasing]["all"] = {det: rate(sum(v), len(v)) for det, v in totals.items()}
+        out[name]["all"] = {det: rate(sum(v), len(v)) for det, v in totals.items()}
+        if name == "held_out_2":
+            out[name]["by_phrasing"] = phrasings
     return out
 
 
@@ -242,9 +280,7 @@ def main(argv: list[str] | None = None) -> int:
         row = {"files": files, "formats": sorted(set(loaded.formats)), "n_loaded": len(loaded.examples),
                "sample": sampled, **row, "seconds": round(time.time() - started, 1)}
         result["sets"][name] = row
-        ungrounded = [ex for ex in examples if ex.label == "ungrounded"]
-        pools[name] = sorted(random.Random(args.seed).sample(ungrounded, min(args.attack_sample, len(ungrounded))),
-                             key=ungrounded.index)
+        pools[name] = attack_pool(examples, args.attack_sample, args.seed)
         r = row["rules"]
         line = (f"{name:15s} answers {r['answers']['flagged']}/{r['answers']['n']}  documents "
                 f"{r['documents']['flagged']}/{r['documents']['n']}  questions {r['questions']['flagged']}/"
@@ -271,7 +307,7 @@ def main(argv: list[str] | None = None) -> int:
               f"(<= {args.max_dev_rate:.1%} of {len(dev_maxima)} dev answers)", flush=True)
     result["detection"] = {"attack_sample_per_set": args.attack_sample, "seed": args.seed,
                            **detection(pools, use_embedding, args.seed)}
-    for phrasing in ("battery", "held_out"):
+    for phrasing in ("battery", "held_out", "held_out_2"):
         print(phrasing, {det: f"{v['flagged']}/{v['n']}" for det, v in result["detection"][phrasing]["all"].items()})
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -3,8 +3,8 @@
 Before any call, the judged texts are screened (``groundjudge.security``: rules, optionally an embedding check).
 With findings, the judge's ``on_injection`` setting decides:
 
-- ``flag`` (default): judge as usual, the verdict carries the findings;
-- ``strip``: judge the texts with the suspect spans cut out, and flag;
+- ``strip`` (default): judge the texts with the suspect spans cut out, and flag;
+- ``flag``: judge as usual, the verdict carries the findings (for measuring a judge's own defences);
 - ``abstain``: no call; abstain with reason ``suspected_injection`` and the findings;
 - ``route``: hand the example to the local judge ``route_to`` (its verdict's path says so), and flag.
 

@@ -48,10 +48,11 @@ class LLMJudgeSettings(LLMSettings):
     repeats: Annotated[int, Field(ge=1, le=100)] = 1
     """Judge every answer this many times (each repeat its own cached calls); the majority verdict is scored and
     the flip rate and Fleiss' kappa say how stable the verdicts are."""
-    on_injection: InjectionAction = "flag"
-    """What to do with an answer (question, document) that addresses the judge: ``flag`` judges it and marks the
-    verdict, ``strip`` judges it with the suspect spans cut out, ``abstain`` makes no call, ``route`` hands it to
-    the local judge ``route_to``. Findings are on the verdict in every case."""
+    on_injection: InjectionAction = "strip"
+    """What to do with an answer (question, document) that addresses the judge: ``strip`` (the default) judges it
+    with the suspect spans cut out, ``flag`` judges it as given and marks the verdict (for measuring a judge's own
+    defences), ``abstain`` makes no call, ``route`` hands it to the local judge ``route_to``. Findings and the
+    action taken are on the verdict in every case; the records header keeps the setting."""
     route_to: InnerJudge | None = None
     """The local judge for ``on_injection=route`` (e.g. ``nli`` or ``quip``)."""
     injection_detectors: tuple[InjectionDetector, ...] = ("rules",)

@@ -4,8 +4,9 @@
 Both return :class:`~groundjudge.types.InjectionFinding` spans, sorted and non-overlapping, with offsets into the
 text scanned. Two detectors:
 
-* ``"rules"`` (the default): the English rules (:mod:`.rules`), other languages (:mod:`.languages`) and encoded
-  text (:mod:`.decoding`); precise, no model.
+* ``"rules"`` (the default): the English rules (:mod:`.rules`), other languages (:mod:`.languages`), encoded
+  text (:mod:`.decoding`) and, in answers only, text vouching for the answer itself (:mod:`.vouching`); precise,
+  no model.
 * ``"embedding"`` (opt-in): sentence similarity to judge-addressing prototypes (:mod:`.embedding`, needs the
   ``local`` extra).
 
@@ -17,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Literal
 
-from groundjudge.security import decoding, languages, rules
+from groundjudge.security import decoding, languages, rules, vouching
 from groundjudge.security.rules import Hit
 from groundjudge.types import Example, InjectionFinding, InjectionStyle
 
@@ -35,7 +36,7 @@ STYLE_PRIORITY: tuple[InjectionStyle, ...] = ("closing_tag", "system_line", "enc
 __all__ = ["DETECTORS", "detect", "scan", "merge"]
 
 
-def _hits(text: str, detectors: Iterable[str]) -> list[Hit]:
+def _hits(text: str, detectors: Iterable[str], field: Field = "answer") -> list[Hit]:
     detectors = tuple(detectors)
     unknown = sorted(set(detectors) - set(DETECTORS))
     if unknown:
@@ -43,6 +44,8 @@ def _hits(text: str, detectors: Iterable[str]) -> list[Hit]:
     hits: list[Hit] = []
     if "rules" in detectors:
         hits += rules.find(text) + languages.find(text) + decoding.find(text)
+        if field == "answer":
+            hits += vouching.find(text)
     if "embedding" in detectors:
         from groundjudge.security import embedding
 
@@ -88,7 +91,7 @@ def detect(text: str, field: Field = "answer", doc_index: int | None = None,
     and/or ``"embedding"``."""
     if not text:
         return ()
-    return merge(text, _hits(text, detectors), field, doc_index)
+    return merge(text, _hits(text, detectors, field), field, doc_index)
 
 
 def scan(example: Example, detectors: Iterable[str] = ("rules",), embed_documents: bool = False

@@ -5,7 +5,8 @@ and a place for it deterministically from a seed and the example's id, and recor
 :data:`HELD_OUT` holds further phrasings that were written before the detection rules and never used to tune
 them (the rules were not changed after their rate was first measured): the detection rate on them estimates how
 the rules generalise. They were written by the rules' author, so they are a friendlier test than attacks written
-by someone else would be.
+by someone else would be. A second held-out set, written before the self-vouching rules and frozen, is a JSON file
+read with :func:`load_phrasings` (``results/security/heldout_phrasings.json``).
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from __future__ import annotations
 import base64
 import codecs
 import hashlib
+import json
+from pathlib import Path
 from typing import get_args
 from urllib.parse import quote
 
@@ -205,6 +208,28 @@ HELD_OUT: dict[InjectionStyle, tuple[str, ...]] = {
     ),
 }
 """Attack phrasings per style kept out of rule writing: the generalisation test of the detectors."""
+
+PhrasingSet = dict[str, tuple[InjectionStyle, tuple[str, ...]]]
+"""Attack phrasings by family: family name -> (the style its attacks count as, its phrasings)."""
+
+
+def by_style(templates: dict[InjectionStyle, tuple[str, ...]]) -> PhrasingSet:
+    """A per-style phrasing table (:data:`TEMPLATES`, :data:`HELD_OUT`) as a phrasing set whose families are the
+    styles."""
+    return {style: (style, tuple(phrasings)) for style, phrasings in templates.items()}
+
+
+def load_phrasings(path: str | Path) -> PhrasingSet:
+    """A phrasing set kept in a JSON file (``{"families": {name: {"style": ..., "phrasings": [...]}}}``): a family
+    can be narrower than a style (``self_vouching`` attacks count as ``reviewer_note``)."""
+    doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    out: PhrasingSet = {}
+    for name, family in doc["families"].items():
+        if family["style"] not in STYLES:
+            raise ValueError(f"{path}: family {name!r} has unknown style {family['style']!r}")
+        out[name] = (family["style"], tuple(family["phrasings"]))
+    return out
+
 
 BLOCK_STYLES: frozenset[InjectionStyle] = frozenset({"system_line", "closing_tag", "verdict_object"})
 """Styles whose attack starts on its own line after the answer (a role line, a tag, an object)."""
