@@ -65,7 +65,8 @@ def test_unlabelled_run_reports_agreement(tmp_path):
     assert pair["n"] == 0 and pair["mcnemar_p"] is None          # no labels: no McNemar
     assert pair["n_both"] == 16 and pair["disagreements"] == sum(a[k] != b[k] for k in a)
     assert pair["agreement"] == pytest.approx(sum(a[k] == b[k] for k in a) / 16)
-    assert "called grounded" in result.stdout and "both decided" in result.stdout
+    assert f"{quip['grounded_share']:.0%} (0)" in result.stdout and "(abstain)" in result.stdout
+    assert "both decided" in result.stdout
     cli("report", str(out), "--out", str(tmp_path / "report"))
     report = (tmp_path / "report" / "report.md").read_text()
     assert "## Agreement between judges (no labels needed)" in report and "## Verdicts without labels" in report

@@ -16,20 +16,18 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 import httpx
 import pytest
+from browser import chromium
 from conftest import ROOT, cli, rent_rows, write_jsonl
 
 from groundjudge.labels.queue import queue_for_run, read_queue, write_queue
 from groundjudge.labels.store import read_labels
 from groundjudge.runs.records import read_records
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-CHROMEDRIVER = shutil.which("chromedriver")
 ARTIFACTS = ROOT / "tests" / "artifacts"
 HOSTILE = 'Rent is due <img src=x onerror="window.__xss=1"> monthly.<script>window.__xss=2</script>'
 HOSTILE_DOC = ('Clause 9. <b>Rent</b> is due monthly. <img src=y onerror="window.__xss=3">'
@@ -120,27 +118,8 @@ def answers(run: Path) -> dict[str, str]:
 
 @pytest.fixture
 def browser():
-    if not (CHROMIUM and CHROMEDRIVER):
-        pytest.skip("needs Debian's chromium and chromium-driver (.ci/run installs them)")
-    from selenium import webdriver
-    from selenium.webdriver.chrome.options import Options
-    from selenium.webdriver.chrome.service import Service
-
-    options = Options()
-    options.binary_location = CHROMIUM
-    profile = tempfile.mkdtemp(prefix="gj-chromium-")
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--disable-dev-shm-usage", "--hide-scrollbars", f"--user-data-dir={profile}",
-                 "--window-size=1400,1000"):
-        options.add_argument(flag)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
-    try:
+    with chromium() as driver:
         yield driver
-    finally:
-        driver.quit()
-        shutil.rmtree(profile, ignore_errors=True)
 
 
 def test_label_five_items_with_the_keyboard_across_a_killed_server(browser, run):

@@ -6,18 +6,15 @@ Skipped only when chromium or chromedriver is not installed (.ci/run installs bo
 from __future__ import annotations
 
 import json
-import shutil
-import tempfile
 
 import pytest
+from browser import CHROMEDRIVER, CHROMIUM, chromium
 from conftest import ROOT, cli, write_jsonl
 from test_report import HOSTILE, hostile_rows
 
 from groundjudge.runs.records import read_records
 from groundjudge.report.compare import example_key
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-CHROMEDRIVER = shutil.which("chromedriver")
 pytestmark = pytest.mark.skipif(not (CHROMIUM and CHROMEDRIVER),
                                 reason="needs Debian's chromium and chromium-driver (.ci/run installs them)")
 ARTIFACTS = ROOT / "tests" / "artifacts"
@@ -25,25 +22,8 @@ ARTIFACTS = ROOT / "tests" / "artifacts"
 
 @pytest.fixture
 def browser():
-    from selenium import webdriver
-    from selenium.webdriver.chrome.options import Options
-    from selenium.webdriver.chrome.service import Service
-
-    options = Options()
-    options.binary_location = CHROMIUM
-    profile = tempfile.mkdtemp(prefix="gj-chromium-")
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--disable-dev-shm-usage", "--hide-scrollbars", f"--user-data-dir={profile}",
-                 "--window-size=1400,1000"):
-        options.add_argument(flag)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
-    try:
+    with chromium() as driver:
         yield driver
-    finally:
-        driver.quit()
-        shutil.rmtree(profile, ignore_errors=True)
 
 
 @pytest.fixture

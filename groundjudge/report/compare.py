@@ -54,7 +54,7 @@ def comparison_table(summary: dict[str, Any]) -> Table:
                         f"from {', '.join(data['files'])}")
     shared = shared_concurrency(summary["judges"].values())
     for column in ("judge", "bal. acc [95% CI]", "macro-F1 [95% CI]", "ROC AUC [95% CI]", "macro P", "macro R", "acc",
-                   "called grounded", "abstain", "threshold", f"latency p50/p95 s {shared or '@concurrency'}", "queue share",
+                   "grounded (abstain)", "threshold", f"latency p50/p95 s {shared or '@concurrency'}", "queue share",
                    "wall s / answer", "$", "tokens in/out"):
         table.add_column(column, justify="left" if column == "judge" else "right")
     for spec, s in summary["judges"].items():
@@ -70,8 +70,7 @@ def comparison_table(summary: dict[str, Any]) -> Table:
             _ci(s.get("macro_precision"), None),
             _ci(s.get("macro_recall"), None),
             _ci(s.get("accuracy"), None),
-            "-" if s.get("grounded_share") is None else f"{s['grounded_share']:.1%}",
-            str(s["n_abstained"]),
+            ("-" if s.get("grounded_share") is None else f"{s['grounded_share']:.0%}") + f" ({s['n_abstained']})",
             threshold,
             f"{s['latency_s']['p50']:.4f}/{s['latency_s']['p95']:.4f}" + ("" if shared else f" {at_concurrency(s)}"),
             f"{s.get('queue_share', 0.0):.0%}",
