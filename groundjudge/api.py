@@ -163,11 +163,18 @@ def evaluate(data: Any, judges: Sequence[JudgeLike] | None = None, out: str | Pa
     ``data`` is a data file or folder, a list of them, a list of :class:`Example`, or an experiment file (then
     its judges are used, plus any given). ``options`` are run options (``split``, ``sample``, ``seed``,
     ``calibrate_on``, ``dev_fraction``, ``concurrency``, ``max_cost``, ``prompts``, ``cache_dir``, ``resume``,
-    ``quiet``...). ``out=None`` writes into a new temporary folder.
+    ``quiet``...). ``out=None`` writes into a new temporary folder. ``otel=True`` emits every verdict as an
+    OpenTelemetry ``gen_ai.evaluation.result`` event through your global logger provider (``otel=provider``:
+    through that one; ``[otel]`` extra, :mod:`groundjudge.integrations.otel`).
     """
     from groundjudge.runs.execute import RunOptions, execute
 
+    otel = options.pop("otel", None)
     folder = Path(out) if out else Path(tempfile.mkdtemp(prefix="groundjudge-run-"))
+    if otel:
+        from groundjudge.integrations.otel_export import results_before
+
+        before = results_before(str(folder))   # a resumed run emits only its new verdicts
     configs = [as_config(j) for j in judges or []]
     values: dict[str, Any] = {"quiet": True}
     if isinstance(data, (str, Path)) and str(data).endswith(".toml"):
@@ -184,4 +191,9 @@ def evaluate(data: Any, judges: Sequence[JudgeLike] | None = None, out: str | Pa
     code = execute(RunOptions.model_validate(values))
     if code != 0:
         raise RuntimeError(f"the run in {folder} stopped with exit code {code}")
-    return Run(folder.resolve())
+    run = Run(folder.resolve())
+    if otel:
+        from groundjudge.integrations.otel import emit_records
+
+        emit_records(run.records, logger_provider=None if otel is True else otel, skip=before)
+    return run

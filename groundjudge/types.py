@@ -225,6 +225,20 @@ class DatasetInfo(_Frozen):
     skipped_rows: int = Field(default=0, description="Invalid rows skipped with --skip-invalid.")
 
 
+class StackFit(_Frozen):
+    """A stacked judge's logistic regression over its inner judges' scores, as fitted on dev data."""
+
+    features: tuple[str, ...] = Field(description="The inner judges' specs, in the order of ``weights``.")
+    weights: tuple[float, ...] = Field(description="One coefficient per inner judge's score.")
+    intercept: float
+    imputed: tuple[float, ...] = Field(description=(
+        "The score used for an inner judge that abstains: its mean score on the fit data (0.5 if it never scored)."))
+    fitted_on: tuple[str, ...] = Field(description="The ids of the dev examples it was fitted on.")
+    model: str = Field(default="sklearn.linear_model.LogisticRegression", description="What fitted it, and how.")
+    C: float = Field(default=1.0, description="Inverse L2 regularisation strength of the fit.")
+    dev_roc_auc: float | None = Field(default=None, description="ROC AUC of the stacked score on the fit data.")
+
+
 class Calibration(_Frozen):
     """A threshold fitted on dev data and frozen for the evaluation."""
 
@@ -232,6 +246,8 @@ class Calibration(_Frozen):
     source: str = Field(description="Where it was fitted: a file, 'split:dev', or 'default'.")
     n: int = Field(default=0, description="How many dev examples it was fitted on.")
     dev_balanced_accuracy: float | None = None
+    fit: StackFit | None = Field(default=None, description=(
+        "A stacked judge's fitted model (fitted with the threshold, on the same dev examples)."))
 
 
 class PromptTemplate(_Frozen):
@@ -243,6 +259,23 @@ class PromptTemplate(_Frozen):
                                                                       "it was read from (portable).")
 
 
+class DemonstrationRef(_Frozen):
+    """A labelled example an LLM judge shows in its prompt (``demos=``), as the records header keeps it."""
+
+    id: str = Field(description="The demonstration's id in its pool file.")
+    hash: str = Field(description="sha256 (16 hex) of its answer and documents: what a judged answer is checked "
+                                  "against (no answer may be judged by a prompt that shows it).")
+    content_hash: str = Field(description="sha256 (16 hex) of everything shown: question, documents, answer, "
+                                          "label and note.")
+    label: GoldLabel
+    injection: tuple[str, ...] = Field(default=(), description=(
+        "Text in it that addresses the judge, as 'field:style' (answer, question, context, note)."))
+    injection_action: InjectionAction | None = Field(default=None, description=(
+        "What was done with that text: 'strip' (cut out before it is shown) or 'flag' (shown as given)."))
+    entry: dict[str, Any] = Field(default_factory=dict, description=(
+        "Its pool line as read: a replay rebuilds the pool from these when the file is gone."))
+
+
 class JudgeSpec(_Frozen):
     """A judge as given on the command line: a name and its settings."""
 
@@ -252,6 +285,9 @@ class JudgeSpec(_Frozen):
     calibration: Calibration | None = None
     templates: dict[str, PromptTemplate] = Field(default_factory=dict, description=(
         "Every prompt the judge renders (inner judges' too), by name: the run can be re-read without the folder."))
+    demonstrations: tuple[DemonstrationRef, ...] = Field(default=(), description=(
+        "The labelled examples the judge's prompts show (inner judges' too); with per-answer selection "
+        "(demo_strategy=nearest) every candidate of the pool."))
 
 
 class RunHeader(_Frozen):

@@ -8,6 +8,11 @@ the ratio of labels uniform needs for the interval width the stratified queue re
 interval width against labels (``ci_width.png``).
 
     python scripts/label_budget.py --out results/labels
+
+``--part ppi`` (part of the default ``all``) measures the prediction-powered intervals (``groundjudge.labels.ppi``)
+instead: on seeded *uniform* queues, a judge's accuracy over the whole set from the first 25, 50, 100 and 200
+labels, with a reference judge's verdicts as predictions, against the classical (labels-only) interval and the
+design-based one; written to ``ppi.json`` and ``ppi_width.png``.
 """
 
 from __future__ import annotations
@@ -164,9 +169,17 @@ def main() -> int:
     parser.add_argument("--out", default="results/labels")
     parser.add_argument("--seeds", type=int, default=20)
     parser.add_argument("--draws", type=int, default=1000)
+    parser.add_argument("--part", choices=("all", "budget", "ppi"), default="all",
+                        help="budget: stratified vs uniform queues; ppi: PPI++ vs classical intervals; all: both")
     args = parser.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    if args.part in ("all", "ppi"):
+        from label_budget_ppi import run_ppi
+
+        run_ppi(out, args.seeds, args.draws)
+    if args.part == "ppi":
+        return 0
     results = [measure(pair, args.seeds, args.draws) for pair in PAIRS]
     (out / "label_budget.json").write_text(json.dumps({
         "date": str(date.today()), "command": "python scripts/label_budget.py --out results/labels",

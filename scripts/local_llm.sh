@@ -7,7 +7,8 @@
 #   bash scripts/local_llm.sh stop
 #   bash scripts/local_llm.sh restart  # stop, then start: the benchmark restarts it before every run (see below)
 #
-# Needs `pip install "llama-cpp-python[server]==0.3.36"` (builds from source, ~5 min the first time).
+# Needs `pip install "llama-cpp-python[server]==0.3.36"` (builds from source, ~5 min the first time; on a CPU with
+# AMX build it with CMAKE_ARGS="-DGGML_NATIVE=OFF", or the server dies with a protection fault in libggml-cpu).
 # No --cache: llama-cpp-python's RAM prompt cache grew past 22 GB here and was OOM-killed; the server still
 # reuses the prefix it shares with the previous request (same document, same template). Even without it the
 # server's memory grows by about 4 MB per request answered with a JSON schema (7.7 GB after 1,500 requests
@@ -40,7 +41,7 @@ start() {
   fetch >/dev/null
   if curl -sf "http://127.0.0.1:$PORT/v1/models" >/dev/null; then echo "already serving on $PORT"; return; fi
   nohup "$PY" -m llama_cpp.server --model "$GGUF" --model_alias qwen --host 127.0.0.1 --port "$PORT" \
-      --n_threads "$THREADS" --n_ctx "$CTX" \
+      --n_threads "$THREADS" --n_threads_batch "$THREADS" --n_ctx "$CTX" \
       > "$DIR/server-$PORT.log" 2>&1 &
   echo $! > "$DIR/server-$PORT.pid"
   for _ in $(seq 1 240); do

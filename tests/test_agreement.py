@@ -9,7 +9,7 @@ import pytest
 from sklearn.metrics import cohen_kappa_score
 
 from groundjudge.runs.agreement import kappa_binary, pair_agreement
-from tests.conftest import cli, rent_rows, write_jsonl
+from conftest import cli, rent_rows, write_jsonl
 
 
 def test_kappa_matches_sklearn_on_random_raters():
@@ -71,3 +71,57 @@ def test_unlabelled_run_reports_agreement(tmp_path):
     report = (tmp_path / "report" / "report.md").read_text()
     assert "## Agreement between judges (no labels needed)" in report and "## Verdicts without labels" in report
     assert f"| {pair['disagreements']} |" in report
+
+
+def _independent_judges(rng, n: int, accuracies: dict[str, float]) -> tuple[dict, dict]:
+    """judge -> answer -> verdict for judges of known accuracy erring independently, and the true labels."""
+    truth = rng.random(n) < 0.35
+    name = {True: "grounded", False: "ungrounded"}
+    verdicts = {judge: {f"x{i}": name[bool(truth[i] if rng.random() < acc else not truth[i])] for i in range(n)}
+                for judge, acc in accuracies.items()}
+    return verdicts, {f"x{i}": name[bool(truth[i])] for i in range(n)}
+
+
+def test_dawid_skene_recovers_known_accuracies_and_needs_three_judges():
+    from groundjudge.runs.dawid_skene import fit_dawid_skene
+
+    rng = np.random.default_rng(11)
+    accuracies = {"strong": 0.92, "good": 0.85, "fair": 0.75, "weak": 0.65}
+    verdicts, truth = _independent_judges(rng, 2000, accuracies)
+    verdicts["good"]["x0"] = "abstain"                                  # abstentions are left out of the model
+    hint = fit_dawid_skene(verdicts)
+    assert hint is not None and hint.model_based and "independent" in hint.caveat
+    assert hint.grounded_share == pytest.approx(np.mean([t == "grounded" for t in truth.values()]), abs=0.03)
+    assert hint.judges["good"].n_decided == 1999
+    for judge, figures in hint.judges.items():
+        actual = np.mean([verdicts[judge][i] == truth[i] for i in truth if verdicts[judge][i] != "abstain"])
+        assert figures.accuracy == pytest.approx(actual, abs=0.03), judge
+        assert 0 <= figures.recall_grounded <= 1 and 0 <= figures.recall_ungrounded <= 1
+    ranked = sorted(hint.judges, key=lambda j: -hint.judges[j].accuracy)
+    assert ranked == list(accuracies)
+    assert fit_dawid_skene({j: verdicts[j] for j in ("strong", "good")}) is None     # two judges: no hint
+
+
+def test_dawid_skene_in_the_cli_summary_and_report(tmp_path):
+    rows = rent_rows(8)
+    for row in rows:
+        row["label"] = None
+    data = write_jsonl(tmp_path / "unlabelled.jsonl", rows)
+    out = tmp_path / "run"
+    judges = ["quip:n=21,threshold=0.5", "quip:n=8,threshold=0.7", "quip:n=12,threshold=0.3"]
+    result = cli("run", str(data), *[a for j in judges for a in ("--judge", j)], "--out", str(out), "--quiet",
+                 "--dawid-skene")
+    hint = json.loads((out / "summary.json").read_text())["dawid_skene"]
+    assert hint["model_based"] is True and set(hint["judges"]) == set(judges)
+    assert hint["shared"] == [judges]                                  # the same kind: warned
+    assert "MODEL-BASED" in result.stdout and "Dawid-Skene" in result.stdout
+    cli("report", str(out), "--out", str(tmp_path / "report"))
+    report = (tmp_path / "report" / "report.md").read_text()
+    assert "## Dawid-Skene hint (run): model-based, no labels" in report and "MODEL-BASED, NOT MEASURED" in report
+    plain = cli("summarize", str(out))                                  # without the flag: no hint
+    assert "dawid_skene" not in json.loads((out / "summary.json").read_text()) and "Dawid" not in plain.stdout
+    two = tmp_path / "two"
+    cli("run", str(data), "--judge", judges[0], "--judge", judges[1], "--out", str(two), "--quiet")
+    result = cli("summarize", str(two), "--dawid-skene")
+    assert "dawid_skene" not in json.loads((two / "summary.json").read_text())
+    assert "needs 3 judges or more" in result.stdout

@@ -116,3 +116,16 @@ def _undocumented(path: Path) -> Iterator[str]:
 def test_every_public_function_and_class_has_a_docstring() -> None:
     missing = [entry for path in _modules() for entry in _undocumented(path)]
     assert not missing, f"{len(missing)} public functions / classes without a docstring:\n" + "\n".join(missing)
+
+
+def test_tests_import_their_helpers_without_the_tests_package() -> None:
+    """`tests/` is no package: a wheel that ships a top-level `tests` package (ppi-python does) would shadow
+    `from tests.x import ...`, so the test modules import their helpers as `from conftest import ...`."""
+    offenders = []
+    for path in sorted((PACKAGE.parent / "tests").glob("*.py")):
+        for node in ast.walk(_tree(path)):
+            names = ([node.module or ""] if isinstance(node, ast.ImportFrom)
+                     else [alias.name for alias in node.names] if isinstance(node, ast.Import) else [])
+            offenders += [f"tests/{path.name}:{node.lineno}" for name in names
+                          if name == "tests" or name.startswith("tests.")]
+    assert not offenders, "import `tests.` (shadowed by site-packages/tests): " + ", ".join(offenders)

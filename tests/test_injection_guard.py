@@ -104,7 +104,9 @@ def test_every_built_in_prompt_puts_judged_text_only_inside_its_blocks():
     sentinel = "SENTINEL-TEXT"
     values = {"question": sentinel, "answer": sentinel, "context": [sentinel], "claim": sentinel,
               "claims": [sentinel], "facts": None, "triplets": [[sentinel, "p", "o"]], "sample": sentinel,
-              "sentences": [sentinel], "taxonomy": [{"name": "T", "definition": "d"}]}
+              "sentences": [sentinel], "taxonomy": [{"name": "T", "definition": "d"}],
+              "demos": [{"question": sentinel, "context": [sentinel], "answer": sentinel, "label": "grounded",
+                         "note": sentinel}]}
     for name in library.names():
         rendered = library.render(name, {k: values[k] for k in library.variables(name)})
         for message in rendered.messages:

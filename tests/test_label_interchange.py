@@ -31,7 +31,7 @@ from groundjudge.labels.queue import queue_for_run, write_queue
 from groundjudge.labels.store import LABELS_FILE, LabelRecord, LabelsError, append_label, read_labels
 from groundjudge.runs.records import find_records, read_records
 from groundjudge.types import Claim, ClaimVerdict, Verdict
-from tests.conftest import cli, rent_rows, write_jsonl
+from conftest import cli, rent_rows, write_jsonl
 
 JUDGES = ["quip:n=21,threshold=0.5", "quip:n=8,threshold=0.7"]
 LEGAL = ["Factual Inaccuracies", "Contextual Misinterpretations", "Procedural Errors", "Reasoning Errors",

@@ -12,11 +12,12 @@ from groundjudge.text import normalize, sentence_spans, sentences
 # A prompt change must be a visible diff: update these hashes in the same commit as the template.
 PINNED = {
     "claim_yesno": "efab94ab664b9a33", "claims_extract": "c94d6d970f08b45c",
-    "claims_verify": "1ca82b5c3f65c424", "direct": "441cc62c1a64b9ca", "direct_yesno": "e1ae9472d5599684",
-    "error_types_classify": "94f2439595694266", "facts_extract": "57b71b3c7927b9ed", "lynx": "40ceb473e4532809",
+    "claims_verify": "1ca82b5c3f65c424", "direct": "bccbf152f353c14b", "direct_yesno": "d83b49aec3b64be1",
+    "error_types_classify": "94f2439595694266", "facts_extract": "57b71b3c7927b9ed", "lynx": "dede279af537be41",
     "perturb_edit": "1f30604b78b45106", "perturb_paraphrase": "75c98c3704700f19",
     "selfcheck_compare": "9e8cb832630e40f1", "selfcheck_sample": "b62c3d28b47abdcd",
     "triplets_check": "7ae7314be3ed526a", "triplets_extract": "65a0f575b19e235a",
+    "tune_propose": "c0cf5cfe4890c9aa",
 }
 
 

@@ -1,4 +1,4 @@
-"""``groundjudge export``: a run's verdicts and claims as flat CSV or Parquet tables."""
+"""``groundjudge export``: a run's verdicts and claims as flat CSV or Parquet tables, or into Phoenix (``--to phoenix``)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from pathlib import Path
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 from groundjudge.cli.common import UsageError, stdout_console
+from groundjudge.cli.export_phoenix import TOOLS, export_to_phoenix
 from groundjudge.runs.records import find_records, read_records
 from groundjudge.runs.tables import (
     CLAIM_COLUMNS,
@@ -26,6 +27,8 @@ def cmd_export(args: argparse.Namespace) -> int:
     path = find_records(run_dir)
     if not path.exists():
         raise UsageError(f"{run_dir}: no records.jsonl (not a groundjudge run directory)")
+    if args.to in TOOLS:
+        return export_to_phoenix(args)
     records = read_records(path)
     out = Path(args.to) if args.to else run_dir
     if out.exists() and not out.is_dir():
@@ -50,5 +53,10 @@ def add_parser(verbs) -> None:
     export.add_argument("run_dir", metavar="RUN_DIR", help="run directory (records.jsonl or records.jsonl.gz)")
     export.add_argument("--format", choices=("csv", "parquet"), default="csv",
                         help="table format (default csv; parquet needs pyarrow)")
-    export.add_argument("--to", metavar="DIR", help="output folder (default RUN_DIR)")
+    export.add_argument("--to", metavar="DIR|phoenix",
+                        help="output folder (default RUN_DIR), or 'phoenix': send the verdicts to the Phoenix at "
+                             "--endpoint (span annotations, else a dataset + experiment; docs/integrations/phoenix.md)")
+    export.add_argument("--endpoint", metavar="URL", help="--to phoenix: the Phoenix server (PHOENIX_API_KEY if set)")
+    export.add_argument("--dataset", metavar="NAME",
+                        help="--to phoenix: the dataset for answers without a span id (default 'groundjudge RUN_ID')")
     export.set_defaults(func=cmd_export)

@@ -47,6 +47,8 @@ def _run_records(run: str):
 
 def cmd_label(args: argparse.Namespace) -> int:
     """Write the run's labelling queue, or with the page, reuse the queue there is and serve the page."""
+    if args.corrections:
+        return _corrections(args)
     if args.export or args.import_file or args.to or args.format:
         return _interchange(args)
     records = _run_records(args.run)
@@ -69,6 +71,19 @@ def cmd_label(args: argparse.Namespace) -> int:
         _serve(args, token)
     finally:
         lock.release()
+    return 0
+
+
+def _corrections(args: argparse.Namespace) -> int:
+    """``--corrections FILE [--judge SPEC]``: the answers the judge got wrong, with the labels, as a demonstrations
+    pool."""
+    from groundjudge.judges.demonstrations import write_pool
+    from groundjudge.labels.corrections import corrections_pool
+
+    pool = corrections_pool(args.run, args.judge)
+    write_pool(args.corrections, pool)
+    stdout_console().print(f"{len(pool)} correction(s) written to {args.corrections} (show them with "
+                           f"demos={args.corrections},demo_strategy=corrections)", soft_wrap=True, markup=False)
     return 0
 
 
@@ -149,12 +164,21 @@ def cmd_estimate(args: argparse.Namespace) -> int:
         raise UsageError(f"no labels: {labels_path} does not exist (groundjudge label {args.run} makes the queue)")
     ids = {r.example.id for r in records.results}
     history = read_labels(labels_path, ids)
-    result = estimate_run(records, latest_labels(history), seed=args.seed, history=history)
+    try:
+        result = estimate_run(records, latest_labels(history), seed=args.seed, history=history,
+                              queue=read_queue(args.run), reference=args.reference)
+    except ValueError as err:
+        raise UsageError(str(err)) from None
     out = Path(args.run) / ESTIMATES_FILE
     out.write_text(json.dumps(result.model_dump(), indent=2) + "\n", encoding="utf-8")
     stdout = stdout_console()
     stdout.print(_judges_table(result))
     stdout.print(_pairs_table(result))
+    if result.ppi is not None:
+        stdout.print(_ppi_table(result.ppi) if result.ppi.judges else Text(
+            f"PPI: not given: {result.ppi.skipped or 'no judge has enough right and wrong answers among the labels'}"))
+        for judge, why in result.ppi.judges_skipped.items():
+            stdout.print(Text(f"PPI: {judge}: not given: {why}"))
     if result.people is not None:
         stdout.print(_people_table(result.people))
     stdout.print(f"estimates: {out}")
@@ -185,6 +209,22 @@ def _pairs_table(result) -> Table:
                       f"{pair.estimate:+.3f} [{pair.ci95[0]:+.2f}, {pair.ci95[1]:+.2f}]",
                       str(pair.labels_where_they_differ), "yes" if pair.separated else "no",
                       "0" if pair.separated else more)
+    return table
+
+
+def _ppi_table(ppi) -> Table:
+    table = Table(title=f"PPI++ over all {ppi.n_answers} answers, reference {ppi.reference} ({ppi.reference_chosen}), "
+                        f"from {ppi.n_labelled} labels of the uniform queue; classical: the labels alone")
+    for column in ("judge", "accuracy (PPI)", "classical", "balanced accuracy (PPI)", "classical"):
+        table.add_column(column, justify="left" if column == "judge" else "right")
+    for judge, figures in ppi.judges.items():
+        cells = []
+        for metric in ("accuracy", "balanced_accuracy"):
+            figure = figures.get(metric)
+            cells += ["-", "-"] if figure is None else [
+                f"{figure.estimate:.3f} [{figure.ci95[0]:.2f}, {figure.ci95[1]:.2f}]",
+                f"{figure.classical_estimate:.3f} [{figure.classical_ci95[0]:.2f}, {figure.classical_ci95[1]:.2f}]"]
+        table.add_row(Text(judge), *cells)
     return table
 
 
@@ -238,9 +278,18 @@ def add_parser(verbs) -> None:
                             "(all of it, or nothing when any item is bad); exit")
     trade.add_argument("--format", choices=FORMATS, help="the format of --import FILE (default: detected)")
     label.set_defaults(func=cmd_label)
+    fixes = label.add_argument_group("corrections as demonstrations (see docs/tuning.md)")
+    fixes.add_argument("--corrections", metavar="FILE", help="write the answers a judge got wrong (per the labels: "
+                                                             "the person's label and note) as a demonstrations pool "
+                                                             "and exit")
+    fixes.add_argument("--judge", metavar="SPEC", help="which judge of the run (needed when it has several)")
     estimate = verbs.add_parser("estimate", help="each judge's figures and every pair's difference from the human "
                                                  "labels so far, with 95%% intervals valid under the queue's design")
     estimate.add_argument("run", help="a run folder with labels.jsonl")
     estimate.add_argument("--labels", metavar="FILE", help="a labels file (default RUN/labels.jsonl)")
     estimate.add_argument("--seed", type=int, default=0, help="seed of the posterior draws (default 0)")
+    estimate.add_argument("--reference", metavar="JUDGE",
+                          help="the judge (spec as the run gives it) whose verdicts predict the others' correctness "
+                               "for the PPI++ figures (uniform queues only; default: the judge that judged every "
+                               "answer and agrees most with the others)")
     estimate.set_defaults(func=cmd_estimate)

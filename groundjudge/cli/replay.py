@@ -15,6 +15,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 from groundjudge.cli.common import console, git_commit, llm_options, make_service, stdout_console
 from groundjudge.judges import SpecError  # noqa: E402
 from groundjudge.judges.config import JudgeConfig  # noqa: E402
+from groundjudge.judges.demonstrations.configure import rebuilt_settings  # noqa: E402
 from groundjudge.runs.calibrate import with_threshold  # noqa: E402
 from groundjudge.runs.interrupts import RunInterrupted, interrupts_raised
 from groundjudge.runs.lock import RunLock
@@ -56,7 +57,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 def recorded_judge(spec: JudgeSpec, out: Path) -> JudgeConfig:
     """The judge exactly as the header records it (kind and every setting). A ``prompts`` folder that is not
-    here any more is rebuilt from the template texts the header keeps, under ``out/prompts/``."""
+    here any more is rebuilt from the template texts the header keeps, under ``out/prompts/``; a demonstrations
+    pool file likewise from the pool lines it keeps, under ``out/demos/``."""
     settings = dict(spec.settings)
     folder = settings.get("prompts")
     if folder and not Path(folder).is_dir() and spec.templates:
@@ -67,6 +69,10 @@ def recorded_judge(spec: JudgeSpec, out: Path) -> JudgeConfig:
                 if template.origin.get(filename, "built-in") != "built-in":
                     (rebuilt / filename).write_text(text, encoding="utf-8")
         settings["prompts"] = str(rebuilt)
+    settings = rebuilt_settings(settings, spec.demonstrations, out / "demos")   # a pool file that is gone
+    if settings.get("weights") and not Path(settings["weights"]).is_file() and spec.calibration \
+            and spec.calibration.fit:   # a stack's saved fit that is gone: the header's copy of it is used
+        settings["weights"] = None
     try:
         return JudgeConfig.create(spec.name, name=spec.spec, **settings)
     except SpecError:   # a header written before typed settings (lists as text): read its spec string

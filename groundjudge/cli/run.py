@@ -6,7 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
-from groundjudge.cli.common import UsageError, add_llm_options, stdout_console
+from groundjudge.cli.common import UsageError, add_llm_options, console, stdout_console
 from groundjudge.experiment import load_experiment
 from groundjudge.formats import ADAPTERS
 from groundjudge.judges.config import JudgeConfig
@@ -53,10 +53,49 @@ def cmd_run(args: argparse.Namespace) -> int:
     from groundjudge.runs.execute import execute
 
     options = options_from_args(args)
-    code = execute(options)
+    provider = None
+    if getattr(args, "otel", False) and not options.dry_run:
+        from groundjudge.integrations.otel_export import otlp_logger_provider, results_before
+
+        provider, before = otlp_logger_provider(), results_before(options.out)   # a missing extra fails first
+    phoenix_before = None
+    if getattr(args, "phoenix", None) and not options.dry_run:
+        from groundjudge.cli.export_phoenix import check_phoenix
+
+        phoenix_before = check_phoenix(args.phoenix, options.out)   # a missing extra fails first
+    try:
+        code = execute(options)
+    finally:
+        if provider is not None:
+            from groundjudge.integrations.otel_export import export_run
+
+            sent = export_run(options.out, provider, before)
+            console.print(f"otel: {sent} gen_ai.evaluation.result event(s) exported over OTLP")
+    if phoenix_before is not None and (Path(options.out) / "records.jsonl").exists():
+        from groundjudge.cli.export_phoenix import send_to_phoenix
+
+        send_to_phoenix(options.out, args.phoenix, skip=phoenix_before)
     if code == 0 and not options.dry_run:
+        if getattr(args, "dawid_skene", False):
+            _add_dawid_skene(Path(options.out))
         print_tables(Path(options.out))
     return code
+
+
+def _add_dawid_skene(out: Path) -> None:
+    """Add the Dawid-Skene hint to a finished run's summary.json (when it has 3 judges or more)."""
+    from groundjudge.runs.dawid_skene import dawid_skene_for_records
+    from groundjudge.runs.records import find_records, read_records
+
+    path = out / "summary.json"
+    summary = json.loads(path.read_text(encoding="utf-8"))
+    hint = dawid_skene_for_records(read_records(find_records(out)))
+    summary.pop("dawid_skene", None)
+    if hint is not None:
+        summary["dawid_skene"] = hint.model_dump()
+    else:
+        stdout_console().print("Dawid-Skene: not fitted (it needs 3 judges or more that decided answers both ways)")
+    path.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
 
 
 def print_tables(out: Path) -> None:
@@ -68,6 +107,10 @@ def print_tables(out: Path) -> None:
     stdout.print(comparison_table(summary))
     if summary["pairwise"]:
         stdout.print(pairwise_table(summary))
+    if summary.get("dawid_skene"):
+        from groundjudge.report.agreement import dawid_skene_terminal
+
+        stdout.print(dawid_skene_terminal(summary))
     stdout.print(f"records: {out / 'records.jsonl'}\nsummary: {out / 'summary.json'}")
 
 
@@ -105,7 +148,17 @@ def add_parser(verbs) -> None:
                                                                      "(default 30)")
     run.add_argument("--batch-max-wait-s", type=float, metavar="S",
                      help="stop the run after waiting this long for open batches (default 25 h; --resume goes on)")
+    run.add_argument("--dawid-skene", action="store_true",
+                     help="add a model-based hint of each judge's accuracy from the verdicts alone (Dawid-Skene; "
+                          "3 judges or more; assumes independent errors, see docs/labelling.md)")
     add_engine_options(run)
+    run.add_argument("--otel", action="store_true",
+                     help="export every verdict as an OpenTelemetry gen_ai.evaluation.result event over OTLP "
+                          "(OTEL_EXPORTER_OTLP_* variables; needs the otel extra; docs/integrations/otel.md)")
+    run.add_argument("--phoenix", metavar="URL",
+                     help="send the verdicts to the Arize Phoenix at URL when the run ends: span annotations on the "
+                          "spans the examples name (meta.span_id), else a dataset + experiment (phoenix extra; "
+                          "docs/integrations/phoenix.md)")
     run.add_argument("--dry-run", action="store_true",
                      help="list the judges (an experiment's expanded) and estimate LLM calls, tokens and $; "
                           "call nothing")

@@ -22,11 +22,22 @@ def cmd_summarize(args: argparse.Namespace) -> int:
         from groundjudge.labels.gold import load_gold, relabel_records
 
         records = relabel_records(records, load_gold(args.labels, {r.example.id for r in records.results}))
-    summary = summarize(records)
+    summary = summarize(records, dawid_skene=args.dawid_skene)
     target = out / ("summary.labels.json" if args.labels else "summary.json")
     target.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     stdout_console().print(comparison_table(summary))
+    if args.dawid_skene:
+        print_dawid_skene(summary)
     return 0
+
+
+def print_dawid_skene(summary: dict) -> None:
+    """Print the summary's Dawid-Skene hint, or why there is none."""
+    from groundjudge.report.agreement import dawid_skene_terminal
+
+    table = dawid_skene_terminal(summary)
+    stdout_console().print(table if table is not None else
+                           "Dawid-Skene: not fitted (it needs 3 judges or more that decided answers both ways)")
 
 
 def add_parser(verbs) -> None:
@@ -36,4 +47,7 @@ def add_parser(verbs) -> None:
     summ.add_argument("--labels", metavar="FILE|RUN", help="score against human labels (a labels.jsonl, or a run "
                                                           "folder holding one), matched by example id; written to "
                                                           "summary.labels.json")
+    summ.add_argument("--dawid-skene", action="store_true",
+                      help="add a model-based hint of each judge's accuracy from the verdicts alone (Dawid-Skene; "
+                           "3 judges or more; assumes independent errors, see docs/labelling.md)")
     summ.set_defaults(func=cmd_summarize)

@@ -157,6 +157,13 @@ def _judges(path: Path, text: str, tables: Any) -> list[JudgeConfig]:
                                                         "non-empty arrays, e.g. matrix = { n = [11, 21] }")
         if matrix and "prompts" in matrix:
             matrix = {**matrix, "prompts": [_resolve_prompts(path.parent, v) for v in matrix["prompts"]]}
+        if isinstance(settings.get("demos"), str):   # a demonstrations pool, relative to the file like prompts
+            settings["demos"] = _relative(path.parent, settings["demos"])
+        if isinstance(settings.get("weights"), str):   # a stacked judge's saved fit, relative to the file too
+            settings["weights"] = _relative(path.parent, settings["weights"])
+        if matrix and isinstance(matrix.get("demos"), list):
+            matrix = {**matrix, "demos": [_relative(path.parent, v) if isinstance(v, str) else v
+                                          for v in matrix["demos"]]}
         try:
             for name, values, varied in expand(table_name, settings, matrix or {}):
                 source = f"{path}:{line_of(text, where) or 1}"
@@ -176,14 +183,16 @@ def _judges(path: Path, text: str, tables: Any) -> list[JudgeConfig]:
     return configs
 
 
-def load_experiment(path: str | Path) -> Experiment:
+def load_experiment(path: str | Path, extra_sections: tuple[str, ...] = ()) -> Experiment:
     """Read and check an experiment file: data files exist, every judge's kind and settings are valid, matrices
-    expand into uniquely named judges. Raises ExperimentError (file:line: message) on the first problem."""
+    expand into uniquely named judges. Raises ExperimentError (file:line: message) on the first problem.
+    ``extra_sections`` are further tables a verb reads itself (``[tune]`` for groundjudge tune)."""
     path = Path(path)
     text, doc = _read(path)
-    unknown = sorted(set(doc) - {"data", "run", "judges"})
+    known = ("data", "run", "judges", *extra_sections)
+    unknown = sorted(set(doc) - set(known))
     if unknown:
-        raise _fail(path, text, (unknown[0],), f"unknown section [{unknown[0]}]; sections: data, run, judges")
+        raise _fail(path, text, (unknown[0],), f"unknown section [{unknown[0]}]; sections: {', '.join(known)}")
     if "data" not in doc:
         raise ExperimentError(f"{path}:1: no [data] section (files = [...])")
     data = _section(path, text, DataSection, "data", doc["data"])

@@ -17,8 +17,8 @@ def short_value(key: str, value: Any) -> str:
     """How a varied value reads in a judge's name: a folder's last part, a model without its provider."""
     if value is None and key == "prompts":
         return "built-in"
-    if isinstance(value, str) and key in ("prompts", "model", "evidence_model"):
-        return Path(value).name if key == "prompts" else value.rsplit("/", 1)[-1]
+    if isinstance(value, str) and key in ("prompts", "demos", "model", "evidence_model"):
+        return Path(value).name if key in ("prompts", "demos") else value.rsplit("/", 1)[-1]
     if isinstance(value, bool):
         return str(value).lower()
     if isinstance(value, (list, tuple)):

@@ -32,7 +32,7 @@ REGISTRY: dict[str, type] = {}
 
 BUILTIN = {name: f"groundjudge.judges.{name}" for name in (
     "quip", "cosine", "span", "nli", "crossencoder", "views", "direct", "claims", "triplets", "selfcheck", "error_types",
-    "fallback", "cascade", "hhem", "minicheck")} | {"spans": "groundjudge.judges.span_tagger"}
+    "fallback", "cascade", "hhem", "minicheck", "stack")} | {"spans": "groundjudge.judges.span_tagger"}
 """Built-in judges by name -> the module that registers it (imported only when the judge is used)."""
 
 

@@ -227,7 +227,7 @@ def recorded_settings(judge: Any) -> dict[str, Any]:
     values = {}
     for f in setting_fields(type(judge)):
         value = getattr(judge, f.name)
-        if f.name == "prompts" and value:
+        if f.name in ("prompts", "demos", "weights") and value:   # weights: a stack's saved fit
             value = portable_path(value)
         values[f.name] = list(value) if isinstance(value, tuple) else value
     return values

@@ -6,7 +6,8 @@ Lynx-style PASS/FAIL prompt. With ``score=logprobs`` (or ``auto``) the judge ask
 the yes/no prompt ``direct_yesno`` and scores P(yes) from the first token's
 log-probabilities: a graded score whose threshold is calibrated on dev.
 ``evidence=chunks`` shows the model only the top-k document windows of the
-answer's sentences. Any prompt folder may override any of these prompts.
+answer's sentences. ``demos=FILE`` shows k labelled examples before the answer, in every
+template (see ``groundjudge.judges.demonstrations``). Any prompt folder may override any of these prompts.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import BaseModel, Field
 
 from groundjudge.judges import register
+from groundjudge.judges.demonstrations.settings import DemonstrationSettings
 from groundjudge.judges.evidence_chunks import EvidenceMode, top_chunks, union_chunks
 from groundjudge.judges.llm_judge import LLMJudgeSettings, abstain, provider_abstention
 from groundjudge.judges.llm_scoring import NO_LOGPROBS, ScoreMode, asks_logprobs
@@ -53,7 +55,7 @@ class LynxOutput(BaseModel):
 
 @register
 @dataclass(frozen=True)
-class DirectJudge(LLMJudgeSettings):
+class DirectJudge(DemonstrationSettings, LLMJudgeSettings):
     """One LLM call: grounded or ungrounded (templates: direct, lynx; direct_yesno for token probabilities)."""
 
     name: ClassVar[str] = "direct"
@@ -101,14 +103,16 @@ class DirectJudge(LLMJudgeSettings):
     def expected_calls(self, example: Example) -> list[tuple[str, dict, int]]:
         """(prompt, variables, expected output tokens) of the calls one example needs (for --dry-run)."""
         context, _ = self.evidence_for(example)
-        variables = {"question": example.question, "context": context, "answer": example.answer}
+        variables = {"question": example.question, "context": context, "answer": example.answer,
+                     "demos": self.demo_variables(example, self.template)}
         return [(self.template, variables, 1 if self.score != "verbalised" else 120)]
 
     async def assess(self, example: Example) -> JudgeResult:
         """Ask once; the model's verdict (or P(yes) against the threshold) is the label."""
         calls: list[LLMCall] = []
         context, chunks = self.evidence_for(example)
-        variables = {"question": example.question, "context": context, "answer": example.answer}
+        variables = {"question": example.question, "context": context, "answer": example.answer,
+                     "demos": await self.demo_variables_async(example, self.template)}
         try:
             if self.score != "verbalised":
                 return self._probability_verdict(example, await self.ask_yes_no(

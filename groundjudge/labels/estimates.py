@@ -24,6 +24,8 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from groundjudge.labels.people import PeopleAgreement, people_agreement
+from groundjudge.labels.ppi import PPIEstimates
+from groundjudge.labels.projection import project_more_labels
 
 METRICS = ("accuracy", "balanced_accuracy", "macro_f1")
 """The figures estimated per judge."""
@@ -53,8 +55,10 @@ class PairEstimate(BaseModel):
     separated: bool = Field(description="Whether the interval excludes 0.")
     labels_where_they_differ: int = Field(description="Labelled answers on which the two verdicts differ.")
     more_labels_needed: int | None = Field(default=None, description=(
-        "Rough projection: more labels (at this queue's mix) before the interval would exclude 0, when it does "
-        "not yet and the estimate is not 0; the interval narrows about as 1/sqrt(labels)."))
+        "Projection: more labels before the interval would likely exclude 0, when it does not yet and the estimate "
+        "is not 0 (None: not even the rest of the queue would). With the run's queue: from the per-stratum "
+        "variances along the rest of the queue (groundjudge.labels.projection); without one: the interval narrowing "
+        "as 1/sqrt(labels) at the labels' mix."))
 
 
 class Estimates(BaseModel):
@@ -69,6 +73,9 @@ class Estimates(BaseModel):
     method: str = "finite-population stratified posterior (Jeffreys prior), 95% percentile intervals"
     people: PeopleAgreement | None = Field(default=None, description=(
         "Agreement between labellers on the answers two or more labelled (when any did)."))
+    ppi: PPIEstimates | None = Field(default=None, description=(
+        "Each judge over the whole run by prediction-powered inference (PPI++) with a reference judge, from the "
+        "labels of a uniform queue (groundjudge.labels.ppi); None when not asked for."))
 
 
 @dataclass(frozen=True)
@@ -129,8 +136,10 @@ def _more_labels(estimate: float, ci: tuple[float, float], labelled: int) -> int
 
 
 def estimate(strata: Mapping[str, StratumCounts], judges: Sequence[str], n_unsure: int = 0, draws: int = DRAWS,
-             seed: int = 0) -> Estimates:
-    """Per judge and per pair of judges, from the strata's labels so far (see the module's description)."""
+             seed: int = 0, upcoming: Sequence[str] | None = None) -> Estimates:
+    """Per judge and per pair of judges, from the strata's labels so far (see the module's description).
+    ``upcoming``: the strata of the queue's unlabelled items in queue order, for the projection of labels still
+    needed (:mod:`groundjudge.labels.projection`); without it, a rough 1/sqrt(labels) rule."""
     names = sorted(strata)
     ordered = [strata[n] for n in names]
     sampled = grounded_draws(ordered, draws, seed)
@@ -144,10 +153,15 @@ def estimate(strata: Mapping[str, StratumCounts], judges: Sequence[str], n_unsur
     for (ia, a), (ib, b) in combinations(enumerate(judges), 2):
         differ = sum(s.labelled for s in ordered if s.verdicts[ia] != s.verdicts[ib])
         for metric in PAIR_METRICS:
-            point, ci = _interval(at_mean[a][metric] - at_mean[b][metric], per_judge[a][metric] - per_judge[b][metric])
-            pairs.append(PairEstimate(a=a, b=b, metric=metric, estimate=point, ci95=ci,
-                                      separated=ci[0] > 0 or ci[1] < 0, labels_where_they_differ=differ,
-                                      more_labels_needed=_more_labels(point, ci, sum(s.labelled for s in ordered))))
+            diff = per_judge[a][metric] - per_judge[b][metric]
+            point, ci = _interval(at_mean[a][metric] - at_mean[b][metric], diff)
+            separated = ci[0] > 0 or ci[1] < 0
+            if upcoming is None or separated:
+                more = _more_labels(point, ci, sum(s.labelled for s in ordered))
+            else:
+                more = project_more_labels(point, diff, sampled, ordered, names, upcoming)
+            pairs.append(PairEstimate(a=a, b=b, metric=metric, estimate=point, ci95=ci, separated=separated,
+                                      labels_where_they_differ=differ, more_labels_needed=more))
     return Estimates(n_labelled=sum(s.labelled for s in ordered), n_unsure=n_unsure,
                      n_answers=sum(s.size for s in ordered),
                      strata={n: {"N": s.size, "n": s.labelled, "grounded": s.grounded} for n, s in zip(names, ordered)},
@@ -173,17 +187,27 @@ def strata_counts(verdicts: Mapping[str, Mapping[str, str]], judges: Sequence[st
 
 
 def estimate_run(records, labels: Mapping[str, Any], draws: int = DRAWS, seed: int = 0,
-                 history: Sequence[Any] | None = None) -> Estimates:
+                 history: Sequence[Any] | None = None, queue: Sequence[Any] | None = None,
+                 reference: str | None = None) -> Estimates:
     """Estimates for a run's records from its labels (id -> :class:`~groundjudge.labels.store.LabelRecord`, the
     label that counts per answer); with ``history`` (every label line, in file order) also the agreement between
-    labellers."""
+    labellers; with ``queue`` (the run's queue, empty when it has none) also the PPI++ figures with ``reference``
+    (a judge of the run; default :func:`groundjudge.labels.ppi.default_reference`)."""
     from groundjudge.labels.store import latest_by_labeller
     from groundjudge.labels.strata import judge_order, verdict_table
 
     gold = {i: r.label for i, r in labels.items() if r.label in ("grounded", "ungrounded")}
     judges = judge_order(records)
-    result = estimate(strata_counts(verdict_table(records), judges, gold), judges,
-                      n_unsure=sum(r.label == "unsure" for r in labels.values()), draws=draws, seed=seed)
+    table = verdict_table(records)
+    counts = strata_counts(table, judges, gold)
+    upcoming = None if not queue else [item.stratum for item in queue if item.id not in labels
+                                       and item.stratum in counts]
+    result = estimate(counts, judges, n_unsure=sum(r.label == "unsure" for r in labels.values()), draws=draws,
+                      seed=seed, upcoming=upcoming)
+    if queue is not None:
+        from groundjudge.labels.ppi import ppi_estimates
+
+        result = result.model_copy(update={"ppi": ppi_estimates(table, judges, gold, queue, reference)})
     if history:
         by_labeller = latest_by_labeller(list(history))
         if len({who for _, who in by_labeller}) >= 2:

@@ -39,6 +39,8 @@ class QueueItem(BaseModel):
     id: str
     stratum: str = Field(description="The judges' verdict pattern, one letter per judge (G, U, A, - unjudged).")
     pi: float = Field(gt=0, le=1, description="Inclusion probability of this answer in the whole queue.")
+    strategy: Strategy | None = Field(default=None, description=(
+        "How the queue was drawn (None in a queue written before it was recorded); PPI needs uniform."))
 
 
 def _weave(pools: dict[str, list[str]], targets: dict[str, float], size: int) -> list[tuple[str, str]]:
@@ -76,7 +78,7 @@ def build_queue(strata: Mapping[str, str], strategy: Strategy = "stratified", si
     if strategy == "uniform":
         ids = list(strata)
         rng.shuffle(ids)
-        return [QueueItem(id=i, stratum=strata[i], pi=size / len(ids)) for i in ids[:size]]
+        return [QueueItem(id=i, stratum=strata[i], pi=size / len(ids), strategy="uniform") for i in ids[:size]]
     if strategy != "stratified":
         raise ValueError(f"unknown strategy {strategy!r}: stratified or uniform")
     disagree = {n: len(p) for n, p in pools.items() if is_disagreement(n)}
@@ -86,7 +88,7 @@ def build_queue(strata: Mapping[str, str], strategy: Strategy = "stratified", si
                **{n: share * k / sum(agree.values()) for n, k in agree.items()}}
     order = _weave(pools, targets, size)
     drawn = {n: sum(1 for name, _ in order if name == n) for n in pools}
-    return [QueueItem(id=i, stratum=n, pi=drawn[n] / len(pools[n])) for n, i in order]
+    return [QueueItem(id=i, stratum=n, pi=drawn[n] / len(pools[n]), strategy="stratified") for n, i in order]
 
 
 def write_queue(items: Sequence[QueueItem], run: str | Path) -> Path:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import os
 import re
 
@@ -74,11 +75,17 @@ def is_retryable(err: BaseException) -> bool:
     return isinstance(status, int) and (status == 429 or status >= 500)
 
 
+_BACKOFF_BASE = "multiplier" if "multiplier" in inspect.signature(wait_exponential_jitter).parameters \
+    else "initial"
+"""The backoff's base keyword: ``multiplier`` from tenacity 9.2 (``initial`` is deprecated there), ``initial``
+before it (the [phoenix] extra holds tenacity below 9.2)."""
+
+
 class _Wait:
     """Jittered exponential backoff, or the server's Retry-After when it gives one (capped)."""
 
     def __init__(self, cap: float = 60.0):
-        self.backoff = wait_exponential_jitter(multiplier=0.5, max=20.0, jitter=0.5)
+        self.backoff = wait_exponential_jitter(**{_BACKOFF_BASE: 0.5}, max=20.0, jitter=0.5)
         self.cap = cap
 
     def __call__(self, state) -> float:

@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from groundjudge.report.agreement import agreement_table, verdict_shares_table
+from groundjudge.report.agreement import agreement_table, dawid_skene_tables, verdict_shares_table
 from groundjudge.report.compare import Comparison, format_cell, leaderboard, leaderboard_columns, ranked
 from groundjudge.report.error_types import error_type_tables
 from groundjudge.report.human_labels import human_label_tables
@@ -190,7 +190,7 @@ def extra_tables(comparison: Comparison) -> list[dict[str, Any]]:
     """The tables after the leaderboard, the McNemar matrix and the prompt variants (ranking by score first), as
     data: id, title, note, headers, rows (and ``keys``, the judge of each row, where the first column names one)."""
     return [*ranking_table(comparison), verdict_shares_table(comparison), *agreement_table(comparison),
-            *human_label_tables(comparison),
+            *dawid_skene_tables(comparison), *human_label_tables(comparison),
             *stability_table(comparison), thresholds(comparison),
             *error_type_tables(comparison), *fallback_cascade(comparison), *view_independence(comparison),
             *injection_tables(comparison), judges(comparison)]

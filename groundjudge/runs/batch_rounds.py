@@ -14,6 +14,8 @@ import asyncio
 import json
 from collections.abc import Callable, Sequence
 
+from rich.markup import escape
+
 from groundjudge.llm.batch import Deferred, deferral_scope
 from groundjudge.llm.batch.driver import BatchDriver, BatchError
 from groundjudge.runs.records import RecordWriter
@@ -90,7 +92,7 @@ def run_rounds(tasks: Sequence[JudgeTask], examples: Sequence[Example], writer: 
     driver.restore(counted_keys(driver.run_dir))
     with progress_bar(disable=not show_progress) as progress:
         driver.progress = progress if show_progress else None
-        bars = {task.spec: progress.add_task(task.spec, total=len(examples),
+        bars = {task.spec: progress.add_task(escape(task.spec), total=len(examples),
                                              completed=sum((task.spec, ex.id) in done for ex in examples))
                 for task in tasks}
 

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 from collections.abc import Sequence
 from pathlib import Path
 
+from groundjudge.consoles import console
+from groundjudge.judges.stack_fit import save_fit
 from groundjudge.metrics import fit_threshold
 from groundjudge.runs.records import RecordWriter, read_records
 from groundjudge.runs.runner import JudgeTask, run_judges
@@ -16,8 +19,11 @@ def needs_calibration(task: JudgeTask, user_settings: dict[str, str]) -> bool:
     """A judge whose threshold decides its verdicts and that the user did not set explicitly.
 
     A judge whose settings leave the threshold unused (``uses_threshold`` false: the triplets judge's strict and
-    majority rules) is not calibrated, so no dev example is judged for nothing.
+    majority rules) is not calibrated, so no dev example is judged for nothing. A judge that fits a model on dev
+    (``needs_fit``: the stacked judge) is calibrated exactly when it has no fit yet.
     """
+    if hasattr(task.judge, "needs_fit"):
+        return task.judge.needs_fit
     return dataclasses.is_dataclass(task.judge) and hasattr(task.judge, "threshold") \
         and getattr(task.judge, "uses_threshold", True) and "threshold" not in user_settings
 
@@ -45,6 +51,12 @@ def calibrate(tasks: Sequence[JudgeTask], dev: Sequence[Example], source: str, h
     calibrations = {}
     for task in tasks:
         results = [r for r in records.results if r.judge == task.spec]
+        if hasattr(task.judge, "fit_calibration"):   # a stacked judge: its model and threshold, saved for weights=
+            calibrations[task.spec] = task.judge.fit_calibration(results, source)
+            saved = save_fit(calibrations[task.spec], records_path.parent / fit_file_name(task.spec))
+            console.print(f"stack fit of {task.spec!r} saved: {saved} (reuse it with weights=FILE)", markup=False,
+                          soft_wrap=True)
+            continue
         try:
             threshold, dev_bal = fit_threshold([r.result.verdict.score for r in results],
                                                [r.example.label for r in results])
@@ -58,5 +70,16 @@ def calibrate(tasks: Sequence[JudgeTask], dev: Sequence[Example], source: str, h
 
 
 def with_threshold(task: JudgeTask, calibration: Calibration) -> JudgeTask:
-    """The same judge with its threshold replaced by the calibrated one."""
-    return JudgeTask(spec=task.spec, judge=dataclasses.replace(task.judge, threshold=calibration.threshold))
+    """The same judge with its threshold replaced by the calibrated one (and a stacked judge's fitted model)."""
+    fitted = {"fit": calibration.fit} if calibration.fit is not None else {}
+    return JudgeTask(spec=task.spec, judge=dataclasses.replace(task.judge, threshold=calibration.threshold, **fitted))
+
+
+def frozen_calibrations(tasks: Sequence[JudgeTask]) -> dict[str, Calibration]:
+    """The fits judges loaded from a file (a stacked judge's ``weights=``), for the records header."""
+    return {t.spec: t.judge.frozen_calibration for t in tasks if getattr(t.judge, "frozen_calibration", None)}
+
+
+def fit_file_name(spec: str) -> str:
+    """The file a run saves a stacked judge's fit to: ``stack-<sha256 of its spec, 10 hex>.json``."""
+    return f"stack-{hashlib.sha256(spec.encode('utf-8')).hexdigest()[:10]}.json"

@@ -25,11 +25,18 @@ from groundjudge.formats.load import LoadedData, assign_missing_splits, dataset_
 from groundjudge.judges.composite import judge_parts  # noqa: E402
 from groundjudge.judges import uses_llm  # noqa: E402
 from groundjudge.judges.config import JudgeConfig, recorded_settings  # noqa: E402
+from groundjudge.judges.demonstrations.leakage import refuse_leakage  # noqa: E402
+from groundjudge.judges.demonstrations.shown import demonstrations_record  # noqa: E402
 from groundjudge.llm.service_options import LLMOptions, make_service  # noqa: E402
 from groundjudge.paths import portable_path
 from groundjudge.llm.batch.driver import DEFAULT_MAX_WAIT_S, DEFAULT_POLL_S, BatchError, BatchesOpen  # noqa: E402
 from groundjudge.runs.batch_rounds import batch_driver, batch_judges, with_batch  # noqa: E402
-from groundjudge.runs.calibrate import calibrate, needs_calibration, with_threshold  # noqa: E402
+from groundjudge.runs.calibrate import (  # noqa: E402
+    calibrate,
+    frozen_calibrations,
+    needs_calibration,
+    with_threshold,
+)
 from groundjudge.runs.interrupts import RunInterrupted, interrupts_raised
 from groundjudge.runs.lock import RunLock
 from groundjudge.runs.provenance import git_commit, package_versions
@@ -97,7 +104,8 @@ def build_tasks(configs: list[JudgeConfig], service) -> tuple[list[JudgeTask], l
         judge = config.build(service=service)
         tasks.append(JudgeTask(spec=config.name, judge=judge))
         specs.append(JudgeSpec(spec=config.name, name=config.kind, settings=recorded_settings(judge),
-                               templates=prompt_templates(judge)))
+                               templates=prompt_templates(judge), demonstrations=demonstrations_record(judge),
+                               calibration=getattr(judge, "frozen_calibration", None)))   # a stack's weights=FILE
     return tasks, specs
 
 
@@ -211,6 +219,7 @@ def execute(args: RunOptions) -> int:
         dev = sorted(random.Random(args.seed).sample(dev, args.calibrate_sample), key=dev.index)
     if not evaluated:
         raise UsageError(f"no examples to evaluate (split {split_name!r})")
+    refuse_leakage({t.spec: t.judge for t in tasks}, [*evaluated, *dev])   # no judge is shown what it judges
     if args.dry_run:
         return dry_run(args, tasks, evaluated, dev if to_calibrate else [], service or make_service(args))
     dataset = DatasetInfo(files=tuple(loaded.files), formats=tuple(loaded.formats), n=len(evaluated),
@@ -316,9 +325,14 @@ def _judge_into(args: RunOptions, plan: RunPlan, service, driver=None) -> int:
             calibrations = calibrate(to_calibrate, dev, plan.cal_source, dev_header, cal_path,
                                      args.concurrency, not args.quiet, batches=driver)
         elif to_calibrate:
+            unfitted = [t.spec for t in to_calibrate if getattr(t.judge, "needs_fit", False)]
+            if unfitted:
+                raise UsageError(f"judge {unfitted[0]!r} is fitted on dev data: give --calibrate-on DEV, data with a "
+                                 "dev split, or a saved fit (weights=FILE)")
             console.print("[yellow]no dev data: score-based judges keep their default thresholds "
                           "(use --calibrate-on or a dev split)")
             calibrations = {t.spec: Calibration(threshold=t.judge.threshold, source="default") for t in to_calibrate}
+        calibrations = {**frozen_calibrations(tasks), **calibrations}   # a stack's weights=FILE goes in the header
         tasks = [with_threshold(t, calibrations[t.spec]) if t.spec in calibrations else t for t in tasks]
         specs = [s.model_copy(update={"calibration": calibrations.get(s.spec)}) for s in specs]
         templates = {name: service.prompts.template_hash(name) for name in service.prompts.names()} if service else {}

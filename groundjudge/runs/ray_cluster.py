@@ -58,14 +58,15 @@ def _signal_handlers_kept() -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def connected(num_cpus: int | None = None) -> Iterator[object]:
-    """Ray, joined for the block: as already initialised in this process, else the cluster at ``RAY_ADDRESS``,
-    else a new local Ray (``num_cpus``: default all cores). Only a Ray started or joined here is shut down."""
+def connected(num_cpus: int | None = None, address: str | None = None) -> Iterator[object]:
+    """Ray, joined for the block: as already initialised in this process, else the cluster at ``address`` (or
+    ``RAY_ADDRESS``), else a new local Ray (``num_cpus``: default all cores). Only a Ray started or joined here is
+    shut down."""
     ray = import_ray()
     if ray.is_initialized():
         yield ray
         return
-    address = os.environ.get("RAY_ADDRESS") or None
+    address = address or os.environ.get("RAY_ADDRESS") or None
     settings = {"address": address, "ignore_reinit_error": True, "log_to_driver": True}
     if address is None:
         settings.update(num_cpus=num_cpus, include_dashboard=False)

@@ -7,6 +7,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from groundjudge.judges import Judge
@@ -112,7 +113,8 @@ def run_judges(tasks: Sequence[JudgeTask], examples: Sequence[Example], writer: 
     with progress_bar(disable=not show_progress) as progress:
         for task in tasks:
             todo = [ex for ex in examples if (task.spec, ex.id) not in done]
-            bar = progress.add_task(task.spec, total=len(examples), completed=len(examples) - len(todo))
+            bar = progress.add_task(escape(task.spec), total=len(examples),   # a spec's [..] is no markup
+                                    completed=len(examples) - len(todo))
 
             def on_result(record: ResultRecord, bar=bar) -> None:
                 nonlocal written

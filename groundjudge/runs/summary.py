@@ -140,8 +140,9 @@ def error_type_agreement(a: list[ResultRecord], b: list[ResultRecord]) -> dict[s
             "error_type_kappa": kappa}
 
 
-def summarize(records: RunRecords, n_boot: int = 1000) -> dict[str, Any]:
-    """The run summary: data set identity, per-judge metrics, and McNemar between every pair of judges."""
+def summarize(records: RunRecords, n_boot: int = 1000, dawid_skene: bool = False) -> dict[str, Any]:
+    """The run summary: data set identity, per-judge metrics, and McNemar between every pair of judges; with
+    ``dawid_skene``, also the model-based hint of :mod:`groundjudge.runs.dawid_skene` (three judges or more)."""
     header = records.header
     by_judge: dict[str, list[ResultRecord]] = {spec.spec: [] for spec in header.judges}
     for record in records.results:
@@ -176,7 +177,7 @@ def summarize(records: RunRecords, n_boot: int = 1000) -> dict[str, Any]:
         row.update(pair_agreement(verdicts_by_answer(by_judge[a]), verdicts_by_answer(by_judge[b]), n_boot))
         row.update(error_type_agreement(by_judge[a], by_judge[b]))
         pairwise.append(row)
-    return {
+    out = {
         "run_id": header.run_id,
         "dataset": {"files": list(header.dataset.files), "formats": list(header.dataset.formats),
                     "n": header.dataset.n, "hash": header.dataset.hash,
@@ -186,3 +187,10 @@ def summarize(records: RunRecords, n_boot: int = 1000) -> dict[str, Any]:
         "variants": variant_comparisons(header.judges, by_judge, n_boot),
         "notes": [f"{spec}: {note}" for spec, s in judges.items() for note in s.get("latency_notes", [])],
     }
+    if dawid_skene:
+        from groundjudge.runs.dawid_skene import dawid_skene_for_records
+
+        hint = dawid_skene_for_records(records)
+        if hint is not None:
+            out["dawid_skene"] = hint.model_dump()
+    return out

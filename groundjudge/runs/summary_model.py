@@ -164,6 +164,29 @@ class PairAgreement(BaseModel):
     a_ungrounded_b_grounded: int = 0
 
 
+class DawidSkeneJudge(BaseModel):
+    """One judge's figures as the Dawid–Skene model fits them from the verdicts alone (no labels)."""
+
+    n_decided: int = Field(description="Answers it decided (abstentions are left out of the model).")
+    accuracy: float = Field(description="Model-based: P(its verdict is the true label), on its decisions.")
+    balanced_accuracy: float = Field(description="Model-based: mean of the two per-class recalls below.")
+    recall_grounded: float = Field(description="Model-based: P(says grounded | grounded).")
+    recall_ungrounded: float = Field(description="Model-based: P(says ungrounded | ungrounded).")
+
+
+class DawidSkeneHint(BaseModel):
+    """A model-based hint, without labels, of each judge's accuracy (``--dawid-skene``; three judges or more)."""
+
+    model_based: bool = Field(default=True, description="Always true: these are a model's estimates, not measured.")
+    method: str
+    caveat: str
+    n_answers: int = Field(description="Answers at least one judge decided.")
+    grounded_share: float = Field(description="Model-based share of answers that are grounded.")
+    judges: dict[str, DawidSkeneJudge]
+    shared: list[list[str]] = Field(default_factory=list, description=(
+        "Groups of judges of the same model (or, without one, the same kind): their errors are likely correlated."))
+
+
 class RunSummary(BaseModel):
     """A run's summary: the data, every judge's figures, McNemar between judges, prompt variants."""
 
@@ -175,3 +198,5 @@ class RunSummary(BaseModel):
         "Every two judges: McNemar on the labelled answers both judged, and agreement on every answer both decided."))
     variants: list[VariantComparison] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
+    dawid_skene: DawidSkeneHint | None = Field(default=None, description=(
+        "Model-based accuracy of each judge from the verdicts alone (with --dawid-skene and 3 judges or more)."))

@@ -8,6 +8,7 @@ the requests in flight, stops them and closes the records folder (writing its ``
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from contextlib import asynccontextmanager
 from typing import Annotated
 
@@ -21,10 +22,10 @@ from groundjudge.runs.live_records import LiveRecords
 from groundjudge.serve.limits import Admission, BearerToken, BodyCap, QueueFull
 from groundjudge.serve.loading import JudgeSet, UnknownJudge, import_llm_client
 from groundjudge.serve.metrics import MetricsMiddleware, ServiceMetrics
-from groundjudge.serve.judging import JudgeTimeout, Judging
+from groundjudge.serve.judging import JudgeTimeout, Judging, trace_meta
 from groundjudge.serve.schemas import (MAX_BATCH_ITEMS, BatchResponse, ErrorResponse, FactualConsistencyRequest,
                                        FactualConsistencyResponse, HealthResponse, JudgeRequest, VerdictResponse)
-from groundjudge.types import Example
+from groundjudge.types import Example, JudgeResult
 
 ROUTES = ("/v1/judge", "/v1/judge/batch", "/v1/evaluate_factual_consistency", "/healthz", "/metrics")
 """The service's paths (metrics label every other path ``other``)."""
@@ -98,22 +99,23 @@ def _add_routes(app: FastAPI, judging: Judging, admission: Admission, metrics: S
     """The judging routes, /healthz and /metrics."""
 
     @app.post("/v1/judge", response_model=VerdictResponse, responses=ERRORS, tags=["judge"])
-    async def judge(body: JudgeRequest) -> VerdictResponse:
+    async def judge(body: JudgeRequest, request: Request) -> VerdictResponse:
         """Judge one answer against its context with a loaded judge."""
         judging.judges.pick(body.judge)
         with admission.admit(1):
             metrics.queue_admitted.set(admission.admitted)
-            return (await judging.judge_many([body]))[0]
+            return (await judging.judge_many([body], trace_meta(request.headers.get("traceparent"))))[0]
 
     @app.post("/v1/judge/batch", response_model=BatchResponse, responses=ERRORS, tags=["judge"])
-    async def judge_batch(items: Annotated[list[JudgeRequest], Body(min_length=1, max_length=MAX_BATCH_ITEMS)]
-                          ) -> BatchResponse:
+    async def judge_batch(items: Annotated[list[JudgeRequest], Body(min_length=1, max_length=MAX_BATCH_ITEMS)],
+                          request: Request) -> BatchResponse:
         """Judge a list of answers (a JSON array of /v1/judge bodies); verdicts in the same order."""
         for item in items:
             judging.judges.pick(item.judge)
         with admission.admit(len(items)):
             metrics.queue_admitted.set(admission.admitted)
-            return BatchResponse(results=await judging.judge_many(items))
+            meta = trace_meta(request.headers.get("traceparent"))
+            return BatchResponse(results=await judging.judge_many(items, meta))
 
     @app.post("/v1/evaluate_factual_consistency", response_model=FactualConsistencyResponse, responses=ERRORS,
               tags=["hhem"])
@@ -143,11 +145,14 @@ def _add_routes(app: FastAPI, judging: Judging, admission: Admission, metrics: S
         return Response(content=body, media_type=content_type)
 
 
-def create_app(judges: JudgeSet, settings: ServeSettings, records: LiveRecords | None = None) -> FastAPI:
-    """The service over ``judges`` (loaded already), with its limits, token and (optional) records folder."""
+def create_app(judges: JudgeSet, settings: ServeSettings, records: LiveRecords | None = None,
+               on_verdict: Callable[[str, Example, JudgeResult], None] | None = None) -> FastAPI:
+    """The service over ``judges`` (loaded already), with its limits, token, (optional) records folder and a
+    callback given every verdict answered (``--otel``)."""
     metrics = ServiceMetrics(ROUTES)
     admission = Admission(settings.max_queue, settings.retry_after_s)
-    judging = Judging(judges=judges, metrics=metrics, timeout_s=settings.timeout_s, records=records)
+    judging = Judging(judges=judges, metrics=metrics, timeout_s=settings.timeout_s, records=records,
+                      on_verdict=on_verdict)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):

@@ -4,9 +4,10 @@ the limit, recorded, and shaped as the response."""
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from groundjudge.runs.live_records import LiveRecords
@@ -20,10 +21,23 @@ class JudgeTimeout(Exception):
     """Judging took longer than the per-request limit: answered 504."""
 
 
-def new_example(request: JudgeRequest) -> Example:
-    """The example a request asks to judge, under a fresh id."""
+TRACEPARENT = re.compile(r"^[0-9a-f]{2}-([0-9a-f]{32})-([0-9a-f]{16})-[0-9a-f]{2}$")
+"""A W3C ``traceparent`` header: version, trace id, parent span id, flags."""
+
+
+def trace_meta(traceparent: str | None) -> dict[str, str]:
+    """``{"trace_id", "span_id"}`` from a request's W3C ``traceparent`` header (empty when absent or malformed):
+    an exported verdict event is parented to the caller's span."""
+    match = TRACEPARENT.match((traceparent or "").strip().lower())
+    if match is None or set(match.group(1)) == {"0"} or set(match.group(2)) == {"0"}:
+        return {}
+    return {"trace_id": match.group(1), "span_id": match.group(2)}
+
+
+def new_example(request: JudgeRequest, meta: dict[str, str] | None = None) -> Example:
+    """The example a request asks to judge, under a fresh id (``meta``: the caller's trace context, if sent)."""
     return Example(id=f"served-{uuid.uuid4().hex[:16]}", question=request.question, context=request.documents(),
-                   answer=request.answer)
+                   answer=request.answer, meta=dict(meta or {}))
 
 
 def to_response(judge: str, result: JudgeResult, latency_s: float) -> VerdictResponse:
@@ -48,8 +62,10 @@ class Judging:
     metrics: ServiceMetrics
     timeout_s: float
     records: LiveRecords | None = None
+    on_verdict: Callable[[str, Example, JudgeResult], None] | None = None
+    """Called with (judge name, example, result) for every verdict answered (``--otel`` exports it)."""
 
-    async def _judge(self, served: ServedJudge, example: Example) -> JudgeResult:
+    async def judge_example(self, served: ServedJudge, example: Example) -> JudgeResult:
         """One example by its judge: through its batcher, or on its own (``judge_one``: errors abstain)."""
         from groundjudge.runs.runner import judge_one
 
@@ -68,6 +84,9 @@ class Judging:
         for judge, result in zip(served, results):
             if (result.verdict.abstain_reason or "").startswith("judge_error"):
                 self.metrics.judge_errors.labels(judge.name).inc()
+        if self.on_verdict is not None:
+            for judge, example, result in zip(served, examples, results):
+                self.on_verdict(judge.name, example, result)
         if self.records is None:
             return
 
@@ -77,13 +96,14 @@ class Judging:
 
         await asyncio.to_thread(write)
 
-    async def judge_many(self, requests: Sequence[JudgeRequest]) -> list[VerdictResponse]:
+    async def judge_many(self, requests: Sequence[JudgeRequest],
+                         meta: dict[str, str] | None = None) -> list[VerdictResponse]:
         """Judge requests together (concurrently, so local judges batch them), all within the time limit;
-        JudgeTimeout past it. Each verdict is recorded before it is returned."""
+        JudgeTimeout past it. Each verdict is recorded before it is returned (``meta``: on every example)."""
         start = time.perf_counter()
         served = [self.judges.pick(request.judge) for request in requests]
-        examples = [new_example(request) for request in requests]
-        work = asyncio.gather(*(self._judge(judge, example) for judge, example in zip(served, examples)))
+        examples = [new_example(request, meta) for request in requests]
+        work = asyncio.gather(*(self.judge_example(judge, example) for judge, example in zip(served, examples)))
         try:
             results = await asyncio.wait_for(work, self.timeout_s)
         except asyncio.TimeoutError:

@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from fastapi import Body, FastAPI, HTTPException, Query, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, Field
@@ -70,6 +71,39 @@ class LabelIn(BaseModel):
     note: str = Field(default="", max_length=10_000)
     labeller: str | None = Field(default=None, pattern=NAME_PATTERN,
                                  description="Who labels (default: ?labeller=, else the server's --labeller).")
+
+
+class ErrorItem(BaseModel):
+    """One reason a request was refused: where (``["body", "id"]``), what, and its kind."""
+
+    loc: list[str | int]
+    msg: str
+    type: str
+
+
+class Refused(BaseModel):
+    """A refused request (422): every reason, with where it is (the same shape as FastAPI's own)."""
+
+    detail: list[ErrorItem]
+
+
+class Problem(BaseModel):
+    """Another error (401, 404, 415): one line saying what is wrong."""
+
+    detail: str
+
+
+class LabelRefused(ValueError):
+    """A label the book does not take: ``loc`` is where in the body (``["spans", 0, "text"]``)."""
+
+    def __init__(self, loc: list[str | int], message: str):
+        super().__init__(f"{'.'.join(map(str, loc))}: {message}")
+        self.loc, self.message = loc, message
+
+    def refused(self) -> dict:
+        """The 422 body."""
+        return Refused(detail=[ErrorItem(loc=["body", *self.loc], msg=self.message, type="value_error")]
+                       ).model_dump()
 
 
 class ClaimView(BaseModel):
@@ -240,23 +274,23 @@ class LabelBook:
 
     # --- writing
     def check(self, body: LabelIn) -> LabelIn:
-        """The label with its error types and spans checked against the taxonomy and the answer (ValueError)."""
+        """The label with its error types and spans checked against the taxonomy and the answer (LabelRefused)."""
         if body.id not in self.position:
-            raise ValueError(f"id: unknown id {body.id!r}: not in this run's labelling queue")
+            raise LabelRefused(["id"], f"unknown id {body.id!r}: not in this run's labelling queue")
         unknown = [t for t in body.error_types if t not in self.taxonomy]
         if unknown:
-            raise ValueError(f"error_types: unknown error type {unknown[0]!r} (the taxonomy has: "
-                             f"{', '.join(self.taxonomy)})")
+            raise LabelRefused(["error_types"], f"unknown error type {unknown[0]!r} (the taxonomy has: "
+                                                f"{', '.join(self.taxonomy)})")
         answer = self.examples[body.id].answer
         spans = []
         for n, span in enumerate(body.spans):
             if not span.start < span.end <= len(answer):
-                raise ValueError(f"spans.{n}: offsets {span.start}-{span.end} are not a span of the answer "
-                                 f"({len(answer)} characters)")
+                raise LabelRefused(["spans", n], f"offsets {span.start}-{span.end} are not a span of the answer "
+                                                 f"({len(answer)} characters)")
             text = answer[span.start:span.end]
             if span.text and span.text != text:
-                raise ValueError(f"spans.{n}.text: {span.text!r} is not the answer's text at {span.start}-{span.end}"
-                                 f" ({text!r})")
+                raise LabelRefused(["spans", n, "text"], f"{span.text!r} is not the answer's text at "
+                                                         f"{span.start}-{span.end} ({text!r})")
             spans.append(LabelSpan(start=span.start, end=span.end, text=text))
         spans.sort(key=lambda s: (s.start, s.end))
         types = list(dict.fromkeys(body.error_types))
@@ -281,7 +315,7 @@ class LabelBook:
             count, labels = len(self.labels), list(self.labels)
         cached = self._estimates
         if cached is None or cached[0] != count:
-            cached = (count, estimate_run(self.records, latest_labels(labels)))
+            cached = (count, estimate_run(self.records, latest_labels(labels), queue=self.queue))
             self._estimates = cached
         return cached[1]
 
@@ -296,6 +330,17 @@ def _end_with_newline(path: Path) -> None:
             handle.write(b"\n")
             handle.flush()
             os.fsync(handle.fileno())
+
+
+PROBLEMS = {401: {"model": Problem, "description": "A token is required (a page started with --token-env)."},
+            422: {"model": Refused, "description": "A bad field or query parameter, each named by ``loc``."}}
+"""The errors every API route documents."""
+
+
+def _repeated_query(request: Request) -> list[str]:
+    """The query parameters given more than once (which one would count is unclear: refused)."""
+    names = [name for name, _ in request.query_params.multi_items()]
+    return sorted({name for name in names if names.count(name) > 1})
 
 
 def _token_given(request: Request) -> str:
@@ -335,6 +380,10 @@ def label_app(run_dir: str | Path, labeller: str = "anonymous", *, show_judges: 
                                                "in the page's address"}, status_code=401)
         elif request.method == "POST" and request.headers.get("content-type", "").split(";")[0] != "application/json":
             response = JSONResponse({"detail": "send JSON (Content-Type: application/json)"}, status_code=415)
+        elif repeated := _repeated_query(request):
+            response = JSONResponse(Refused(detail=[ErrorItem(loc=["query", name], msg="given more than once",
+                                                              type="value_error") for name in repeated]).model_dump(),
+                                    status_code=422)
         else:
             response = await call_next(request)
         response.headers["Content-Security-Policy"] = PAGE_POLICY
@@ -342,6 +391,14 @@ def label_app(run_dir: str | Path, labeller: str = "anonymous", *, show_judges: 
         response.headers["Referrer-Policy"] = "no-referrer"
         response.headers["Cache-Control"] = "no-store"
         return response
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        """422 naming each bad field, the input not echoed (it may not even be writable as JSON: a lone
+        surrogate)."""
+        detail = [ErrorItem(loc=list(e.get("loc", ())), msg=str(e.get("msg", "")), type=str(e.get("type", "")))
+                  for e in exc.errors()]
+        return JSONResponse(Refused(detail=detail).model_dump(), status_code=422)
 
     app.add_middleware(TrustedHostMiddleware, allowed_hosts=["*"] if "*" in hosts else [*LOCAL_HOSTS, *hosts])
     app.mount("/assets", StaticFiles(directory=ASSETS), name="assets")
@@ -357,19 +414,20 @@ def label_app(run_dir: str | Path, labeller: str = "anonymous", *, show_judges: 
         """No icon (an empty answer, so the browser logs no error)."""
         return Response(status_code=204)
 
-    @app.get("/api/config")
+    @app.get("/api/config", responses=PROBLEMS)
     def config(labeller: str | None = name_query) -> PageConfig:
         """The run, the labeller, the judges' names and the error types the page offers."""
         return PageConfig(run=book.run_dir.name, labeller=who(labeller), show_judges=show_judges,
                           overlap=book.overlap, judges=book.judges, taxonomy=entries)
 
-    @app.get("/api/items")
+    @app.get("/api/items", responses=PROBLEMS)
     def items(labeller: str | None = name_query) -> ItemsOut:
         """This labeller's queue with each item's text (verdicts only where they labelled, unless shown)."""
         name = who(labeller)
         return ItemsOut(labeller=name, items=[book.item(i, name, show_judges) for i in book.order(name)])
 
-    @app.get("/api/items/{item_id:path}")
+    @app.get("/api/items/{item_id:path}", responses={**PROBLEMS, 404: {"model": Problem,
+                                                                       "description": "No such item in the queue."}})
     def item(item_id: str, labeller: str | None = name_query) -> ItemView:
         """One item; opening a later item keeps it out of the others' queues for a while."""
         if item_id not in book.position:
@@ -377,22 +435,22 @@ def label_app(run_dir: str | Path, labeller: str = "anonymous", *, show_judges: 
         book.hold(item_id, who(labeller))
         return book.item(item_id, who(labeller), show_judges)
 
-    @app.post("/api/labels")
+    @app.post("/api/labels", responses={**PROBLEMS, 415: {"model": Problem, "description": "The body is not JSON."}})
     def post_label(body: LabelIn = Body(), labeller: str | None = name_query) -> LabelOut:
         """Append a label (422 with the reason, and nothing written, when it is not valid)."""
         name = body.labeller or who(labeller)
         try:
             record = book.add(body, name)
-        except ValueError as err:
-            raise HTTPException(422, str(err)) from None
+        except LabelRefused as err:
+            raise HTTPException(422, err.refused()["detail"]) from None
         return LabelOut(label=record, item=book.item(record.id, name, show_judges), progress=book.progress(name))
 
-    @app.get("/api/progress")
+    @app.get("/api/progress", responses=PROBLEMS)
     def progress(labeller: str | None = name_query) -> Progress:
         """How far this labeller got."""
         return book.progress(who(labeller))
 
-    @app.get("/api/estimates")
+    @app.get("/api/estimates", responses=PROBLEMS)
     def estimates() -> Estimates:
         """Each judge's figures and every pair's difference from the labels so far (95% intervals)."""
         return book.estimates()

@@ -66,15 +66,18 @@ class JudgeSet:
         raise UnknownJudge(f"no judge {name!r} is loaded; loaded: {', '.join(self.names)}")
 
 
-def load_judges(specs: Sequence[str], llm: LLMOptions, batching: BatchSettings | None) -> JudgeSet:
+def load_judges(specs: Sequence[str], llm: LLMOptions, batching: BatchSettings | None, service: Any = None
+                ) -> JudgeSet:
     """Build every judge once (the LLM service only when one of them calls a model); ``batching`` None turns
-    micro-batching off (every request judged on its own)."""
+    micro-batching off (every request judged on its own). ``service`` replaces the LLM service ``llm`` would
+    make (a Ray Serve replica's, whose limits and budget are shared)."""
     from groundjudge.runs.execute import build_tasks
 
     if not specs:
         raise ValueError("serve needs at least one judge")
     configs = [JudgeConfig.from_spec(spec) for spec in specs]
-    service = make_service(llm) if any(uses_llm(c.kind) for c in configs) else None
+    if service is None and any(uses_llm(c.kind) for c in configs):
+        service = make_service(llm)
     tasks, header_specs = build_tasks(configs, service)
     served = []
     for config, task, spec in zip(configs, tasks, header_specs):
@@ -102,6 +105,11 @@ def set_torch_threads(threads: int | None) -> None:
     slowest thread, and a thread that lost its core holds every call up."""
     if threads is None:
         return
+    import os
+
     import torch
 
+    # every model loader sets torch's threads to torch_threads() when it loads (lazily, at warm-up): tell it too,
+    # or the first model loaded would put them back to one per core
+    os.environ["GROUNDJUDGE_THREADS"] = str(threads)
     torch.set_num_threads(threads)

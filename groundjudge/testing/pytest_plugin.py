@@ -27,6 +27,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("groundjudge", "groundedness gate (groundjudge)")
     group.addoption("--groundjudge-record", metavar="DIR", default=None,
                     help="write the session's verdicts as a run folder (records.jsonl + summary.json)")
+    group.addoption("--groundjudge-otel", action="store_true", default=False,
+                    help="export every verdict as an OpenTelemetry gen_ai.evaluation.result event over OTLP "
+                         "(OTEL_EXPORTER_OTLP_* variables; needs the otel extra)")
     group.addoption("--groundjudge-replay", metavar="DIR", default=None,
                     help="answer LLM judges only from the calls recorded in DIR (no network); local judges rerun")
     parser.addini("groundjudge_judge", "the judge spec for checks that name none (e.g. quip:n=21)", default="")
@@ -64,6 +67,8 @@ class GateState:
         """Every verdict (JSON) the tests reported, in the order they came."""
         self.recorded: Path | None = None
         self.record_error: str | None = None
+        self.otel = bool(config.getoption("groundjudge_otel"))
+        self.exported: int | None = None
         self._session = None
 
     def session(self):
@@ -101,7 +106,9 @@ class GateState:
             self.reported.extend(value for name, value in report.user_properties if name == PROPERTY)
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        """The controller writes the record folder (workers never do)."""
+        """The controller writes the record folder and exports the events (workers never do)."""
+        if self.controller and self.otel and self.reported:
+            self.export_otel()
         if not self.controller or self.record is None or not self.reported:
             return
         from groundjudge.testing.gate_record import write_session
@@ -126,8 +133,27 @@ class GateState:
         terminalreporter.write_line(totals(verdicts))
         if self.recorded is not None:
             terminalreporter.write_line(f"recorded {len(verdicts)} verdicts in {self.recorded}")
+        if self.exported is not None:
+            terminalreporter.write_line(f"exported {self.exported} gen_ai.evaluation.result events over OTLP")
         if self.record_error is not None:
             terminalreporter.write_line(f"groundjudge: could not record the verdicts: {self.record_error}", red=True)
+
+    def export_otel(self) -> None:
+        """``--groundjudge-otel``: every verdict of the session as a gen_ai.evaluation.result event, over OTLP."""
+        from groundjudge.integrations.otel import emit
+        from groundjudge.integrations.otel_export import otlp_logger_provider
+
+        try:
+            provider = otlp_logger_provider()
+        except Exception as err:  # noqa: BLE001 - shown in the summary; the tests' outcomes stand
+            self.record_error = f"--groundjudge-otel: {err}"
+            return
+        try:
+            for verdict in self.verdicts():
+                emit(verdict, logger_provider=provider)
+            self.exported = len(self.reported)
+        finally:
+            provider.shutdown()
 
     def close(self) -> None:
         """Stop the judging loop."""

@@ -58,8 +58,10 @@ class ScriptedLLMServer:
     yields a 500 and the exception is kept in ``errors``.
     """
 
-    def __init__(self, responder: Callable[[Request], Reply] | None = None):
+    def __init__(self, responder: Callable[[Request], Reply] | None = None, port: int = 0):
         self.responder = responder
+        self._bind_port = port
+        """The port to listen on; 0 (the default) picks a free one."""
         self.requests: list[Request] = []
         self.errors: list[BaseException] = []
         self.batches = BatchStore()
@@ -74,11 +76,11 @@ class ScriptedLLMServer:
 
     # --- lifecycle
     def start(self) -> "ScriptedLLMServer":
-        """Bind a free port on 127.0.0.1 and serve in a background thread."""
+        """Bind 127.0.0.1 (the port given, else a free one) and serve in a background thread."""
         if self._httpd is not None:
             return self
         self._stopping.clear()
-        self._httpd = _Server(("127.0.0.1", 0), _Handler)
+        self._httpd = _Server(("127.0.0.1", self._bind_port), _Handler)
         self._httpd.scripted = self
         self.port = self._httpd.server_address[1]
         self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},

@@ -171,6 +171,7 @@
       table.appendChild(tr);
     }
     box.appendChild(table);
+    renderPPI(box, est.ppi);
     for (const p of est.pairs.filter((x) => x.metric === "balanced_accuracy")) {
       const line = el("p", null, "pair");
       line.appendChild(el("span", p.a, "judge-name"));
@@ -182,6 +183,32 @@
         (p.more_labels_needed ? " (~" + p.more_labels_needed + " more labels)" : ""))));
       box.appendChild(line);
     }
+  }
+
+  function renderPPI(box, ppi) {
+    if (!ppi) return;
+    if (!Object.keys(ppi.judges).length) {
+      box.appendChild(el("p", "PPI++: not given: " + (ppi.skipped || "too few right or wrong answers among the labels"),
+                         "muted"));
+      return;
+    }
+    box.appendChild(el("p", "PPI++ over all " + ppi.n_answers + " answers (reference " + ppi.reference + ", " +
+                       ppi.n_labelled + " labels of the uniform queue); classical: the labels alone", "muted"));
+    const table = el("table");
+    const head = el("tr");
+    for (const h of ["judge", "accuracy (PPI)", "classical", "balanced acc. (PPI)"]) head.appendChild(el("th", h));
+    table.appendChild(head);
+    const cell = (f, point, ci) => f ? fmt(f[point]) + " [" + fmt(f[ci][0]) + ", " + fmt(f[ci][1]) + "]" : "-";
+    for (const [judge, m] of Object.entries(ppi.judges)) {
+      const tr = el("tr");
+      tr.appendChild(el("td", judge, "judge-name"));
+      tr.appendChild(el("td", cell(m.accuracy, "estimate", "ci95")));
+      tr.appendChild(el("td", cell(m.accuracy, "classical_estimate", "classical_ci95")));
+      tr.appendChild(el("td", cell(m.balanced_accuracy, "estimate", "ci95")));
+      table.appendChild(tr);
+    }
+    table.id = "ppi-table";
+    box.appendChild(table);
   }
 
   async function refreshEstimates() {

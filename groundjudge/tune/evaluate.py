@@ -1,0 +1,76 @@
+"""Judging during a tune: each judge config over a part's answers, each answer once (the state file), each request
+once (the call cache), every call counted against the tune's budget."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from groundjudge.judges.config import JudgeConfig
+from groundjudge.runs.runner import judge_one
+from groundjudge.tune.candidates import config_id
+from groundjudge.tune.estimate import Ledger, Request, requests_for
+from groundjudge.tune.state import Judged, TuneState, judged
+from groundjudge.types import Example
+
+
+@dataclass
+class Evaluator:
+    """Judges answers with judge configs through one LLM service, recording each in the tune state."""
+
+    service: Any
+    state: TuneState
+    concurrency: int = 8
+    ledger: Ledger = field(default_factory=Ledger)
+    _judges: dict[str, Any] = field(default_factory=dict)
+
+    def judge_of(self, config: JudgeConfig) -> Any:
+        """The judge of a config, built once."""
+        cid = config_id(config)
+        if cid not in self._judges:
+            self._judges[cid] = config.build(service=self.service)
+        return self._judges[cid]
+
+    def todo(self, config: JudgeConfig, part: str, examples: Sequence[Example]) -> list[Example]:
+        """The answers of ``examples`` this config has not judged completely yet."""
+        cid = config_id(config)
+        return [ex for ex in examples if self.state.get(cid, part, ex.id) is None]
+
+    def requests(self, config: JudgeConfig, part: str, examples: Sequence[Example]) -> list[Request]:
+        """The requests judging the answers still to do would send (before removing those already sent)."""
+        judge = self.judge_of(config)
+        return [r for ex in self.todo(config, part, examples) for r in requests_for(judge, ex, self.service.prompts)]
+
+    def mark_done(self, config: JudgeConfig, part: str, examples: Sequence[Example]) -> None:
+        """Count the requests of answers already judged as sent (a resumed tune)."""
+        judge = self.judge_of(config)
+        cid = config_id(config)
+        done = [ex for ex in examples if self.state.get(cid, part, ex.id) is not None]
+        self.ledger.new((r for ex in done for r in requests_for(judge, ex, self.service.prompts)), commit=True)
+
+    def judge(self, config: JudgeConfig, part: str, examples: Sequence[Example]) -> dict[str, Judged]:
+        """Judge the answers not judged yet; return every answer's result (from the state when done before)."""
+        cid = config_id(config)
+        todo = self.todo(config, part, examples)
+        if todo:
+            self.ledger.new(self.requests(config, part, todo), commit=True)
+            judge = self.judge_of(config)
+            for example, result in zip(todo, asyncio.run(self._judge_all(judge, todo))):
+                self.state.add(judged(cid, part, example.id, result))
+        results = {}
+        for example in examples:
+            found = self.state.get(cid, part, example.id)
+            results[example.id] = found if found is not None else Judged(
+                config=cid, part=part, example=example.id, label="abstain", abstain_reason="budget")
+        return results
+
+    async def _judge_all(self, judge: Any, examples: Sequence[Example]) -> list:
+        limit = asyncio.Semaphore(max(1, min(self.concurrency, judge.max_concurrency or self.concurrency)))
+
+        async def one(example: Example):
+            async with limit:
+                return await judge_one(judge, example)
+
+        return await asyncio.gather(*(one(ex) for ex in examples))
