@@ -190,7 +190,7 @@ def test_pytest_groundjudge_otel_exports_the_sessions_verdicts(pytester, monkeyp
     receiver = OTLPReceiver().start()
     try:
         monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.endpoint)
-        result = pytester.runpytest("-p", "no:cacheprovider", "--groundjudge-otel")   # in process: fast
+        result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--groundjudge-otel")
         events = receiver.wait_for(1)
     finally:
         receiver.stop()

@@ -1,8 +1,8 @@
 """The pytest plugin (issue 36): pass, fail with its message, repeats and pass rate, the table under -n 2, record
 then replay with the network off, and a session that never judges loading neither torch nor litellm.
 
-Sessions run through ``pytester``: in process (fast: the judging modules are imported here first, so pytester's
-sys.modules snapshot keeps them) or as subprocesses where the process itself is what is checked (-n 2, imports).
+Sessions run through ``pytester`` as subprocesses: in process, pytester drops the modules a session imported
+first, and a C extension so dropped (numpy's, once the dev extras pull more of it in) refuses to load again.
 LLM judges talk to the real scripted server on 127.0.0.1.
 """
 
@@ -86,7 +86,7 @@ def test_pass_and_fail_with_the_verdict_score_threshold_and_unsupported_claims(p
             assert True
     """)
     pytester.makeini("[pytest]\ngroundjudge_judge = quip:n=11\n")
-    result = pytester.runpytest("-p", "no:cacheprovider")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     result.assert_outcomes(passed=3, failed=2)
     out = result.stdout.str()
     message = out[out.index("_ test_ungrounded _"):out.index("_ test_min_score_is_the_threshold _")]
@@ -136,7 +136,7 @@ def test_a_judge_that_is_not_deterministic_gets_a_verdict_from_repeats_and_pass_
             def test_a_local_judge_repeated():
                 assert_grounded(GROUNDED, CONTEXT)
         """)
-        result = pytester.runpytest("-p", "no:cacheprovider")
+        result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
         assert len(server.requests) == 10      # one call per repeat: each repeat its own cache key
     result.assert_outcomes(passed=2, failed=1)
     out = result.stdout.str()
@@ -201,7 +201,7 @@ def test_record_then_replay_with_the_server_stopped(pytester, tmp_path, monkeypa
     """)
     first, second = tmp_path / "recorded", tmp_path / "replayed"
     try:
-        recorded = pytester.runpytest("-p", "no:cacheprovider", "--groundjudge-record", str(first))
+        recorded = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--groundjudge-record", str(first))
     finally:
         server.stop()
     calls = len(server.requests)
@@ -227,7 +227,7 @@ def test_record_then_replay_with_the_server_stopped(pytester, tmp_path, monkeypa
         def test_not_recorded():
             assert_grounded("The late fee is 6 percent after day 9.", CONTEXT, question="What is the fee?")
     """)
-    replayed = pytester.runpytest("-p", "no:cacheprovider", f"--groundjudge-replay={first}",
+    replayed = pytester.runpytest_subprocess("-p", "no:cacheprovider", f"--groundjudge-replay={first}",
                                   f"--groundjudge-record={second}")
     replayed.assert_outcomes(passed=2, failed=2)
     assert len(server.requests) == calls                 # no request reached the (stopped) server
@@ -282,7 +282,7 @@ def test_the_docs_test_files_run_as_shown(pytester, llm_server):
     pytester.makefile(".ini", pytest=ini)
     marker_doc = python[1].replace("claims:model=openai/gpt-4o-mini", llm_spec(llm_server, "claims", ""))
     pytester.makepyfile(test_marker=marker_doc)
-    result = pytester.runpytest("-p", "no:cacheprovider")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     result.assert_outcomes(passed=5)
     rows = table(result.stdout.lines)
     assert rows["test_marker.py::test_refund_policy_answer"][0].startswith("PASS grounded 1.000 1.000 5/5 claims:")
