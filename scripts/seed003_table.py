@@ -138,6 +138,7 @@ JUDGE_FAMILIES: dict[str, tuple[str, str]] = {
     "error_types": (DEEPEVAL, "the claims chain, then each unsupported claim typed (the paper's §8 taxonomy)"),
     "cascade": (NO_COUNTERPART, "local judge, escalating unsure answers to an LLM judge"),
     "fallback": (NO_COUNTERPART, "a primary judge with a secondary when its provider is unavailable"),
+    "stack": (NO_COUNTERPART, "a logistic regression over other judges' scores, fitted on the dev part"),
     "hhem": (NLI, "Vectara HHEM-2.1-open per answer sentence over evidence windows (the paper's HEM V1 / V2 rows are Vectara's models)"),
     "minicheck": (NLI, "MiniCheck per answer sentence, max over ~400-word chunks"),
     "spans": (NO_COUNTERPART, "a LettuceDetect-style token tagger marking hallucinated spans of the answer"),

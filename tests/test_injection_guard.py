@@ -106,7 +106,10 @@ def test_every_built_in_prompt_puts_judged_text_only_inside_its_blocks():
               "claims": [sentinel], "facts": None, "triplets": [[sentinel, "p", "o"]], "sample": sentinel,
               "sentences": [sentinel], "taxonomy": [{"name": "T", "definition": "d"}],
               "demos": [{"question": sentinel, "context": [sentinel], "answer": sentinel, "label": "grounded",
-                         "note": sentinel}]}
+                         "note": sentinel}],
+              "instructions": sentinel,
+              "mistakes": [{"said": "grounded", "gold": "ungrounded", "context": [sentinel], "question": sentinel,
+                            "answer": sentinel}]}
     for name in library.names():
         rendered = library.render(name, {k: values[k] for k in library.variables(name)})
         for message in rendered.messages:

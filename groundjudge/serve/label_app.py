@@ -47,7 +47,7 @@ ASSETS = Path(__file__).resolve().parent / "assets"
 HOLD_S = 600.0
 """How long an item past the overlap stays out of the others' queues after a labeller opened it."""
 
-NAME_PATTERN = r"^[\w][\w .@+-]{0,63}$"
+NAME_PATTERN = r"^[A-Za-z0-9_][A-Za-z0-9_ .@+-]{0,63}$"   # ASCII: JSON Schema's \w is ASCII, Python's is not
 """What a labeller's name may be."""
 
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "[::1]", "::1")
@@ -363,7 +363,7 @@ def label_app(run_dir: str | Path, labeller: str = "anonymous", *, show_judges: 
     secret every request but the static assets must carry; ``hosts``: Host headers accepted besides 127.0.0.1
     and localhost (``*``: any)."""
     if not re.fullmatch(NAME_PATTERN, labeller):
-        raise ValueError(f"labeller {labeller!r}: a name of letters, digits and . @ + - _ or spaces (64 at most)")
+        raise ValueError(f"labeller {labeller!r}: ASCII letters, digits, . @ + - _ or spaces (64 at most)")
     entries = _taxonomy_entries(taxonomy)
     book = LabelBook(run_dir, [e.name for e in entries], overlap)
     app = FastAPI(title="groundjudge labelling page", docs_url=None, redoc_url=None, openapi_url=None)
