@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from types import ModuleType
 
 
@@ -29,3 +30,18 @@ def require(module: str, extra: str) -> ModuleType:
             raise
         raise MissingExtraError(
             f"{module} is not installed: this adapter needs the [{extra}] extra; {install_hint(extra)}") from None
+
+
+def lazy_class(module: str, name: str, make: Callable[[], type]) -> Callable[[str], type]:
+    """A module ``__getattr__`` (PEP 562) that builds class ``name`` with ``make()`` on first use and keeps it, so
+    importing an adapter module never imports the tool it adapts; any other missing name is an AttributeError."""
+    made: dict[str, type] = {}
+
+    def __getattr__(attribute: str) -> type:
+        if attribute != name:
+            raise AttributeError(f"module {module!r} has no attribute {attribute!r}")
+        if name not in made:
+            made[name] = make()
+        return made[name]
+
+    return __getattr__

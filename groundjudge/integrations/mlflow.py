@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from groundjudge.integrations.extras import require
+from groundjudge.integrations.extras import lazy_class, require
 
 ANSWER_KEYS = ("response", "answer", "output", "outputs", "content", "text")
 """Keys an ``outputs`` dict may hold the answer under, in the order they are tried."""
@@ -166,13 +166,5 @@ def _make_scorer_class() -> type:
     return Groundedness
 
 
-_CLASSES: dict[str, type] = {}
-
-
-def __getattr__(name: str) -> Any:
-    """``Groundedness``: made (and MLflow imported) on first use, so importing this module stays light."""
-    if name != "Groundedness":
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    if name not in _CLASSES:
-        _CLASSES[name] = _make_scorer_class()
-    return _CLASSES[name]
+__getattr__ = lazy_class(__name__, "Groundedness", _make_scorer_class)
+"""``Groundedness``: made (and MLflow imported) on first use, so importing this module stays light."""

@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from groundjudge.integrations.extras import require
+from groundjudge.integrations.extras import lazy_class, require
 from groundjudge.integrations.verdicts import VerdictView
 
 REPORTS = ("score", "label")
@@ -88,13 +88,5 @@ def _make_metric_class() -> type:
     return Groundedness
 
 
-_CLASSES: dict[str, type] = {}
-
-
-def __getattr__(name: str) -> Any:
-    """``Groundedness``: made (and RAGAS imported) on first use, so importing this module stays light."""
-    if name != "Groundedness":
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    if name not in _CLASSES:
-        _CLASSES[name] = _make_metric_class()
-    return _CLASSES[name]
+__getattr__ = lazy_class(__name__, "Groundedness", _make_metric_class)
+"""``Groundedness``: made (and RAGAS imported) on first use, so importing this module stays light."""
