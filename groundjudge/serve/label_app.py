@@ -26,9 +26,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from fastapi import Body, FastAPI, HTTPException, Query, Request
+from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from groundjudge.judges.error_types import load_taxonomy
@@ -259,6 +261,14 @@ def label_app(run_dir: str | Path, labeller: str = "anonymous", *, show_judges: 
         detail = [ErrorItem(loc=list(e.get("loc", ())), msg=str(e.get("msg", "")), type=str(e.get("type", "")))
                   for e in exc.errors()]
         return JSONResponse(Refused(detail=detail).model_dump(), status_code=422)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
+        """A body that is not text (not UTF-8) is bad JSON like any other: a 422 at ``body``, not FastAPI's 400."""
+        if exc.status_code == 400:
+            return JSONResponse(Refused(detail=[ErrorItem(loc=["body"], msg=str(exc.detail), type="json_invalid")]
+                                        ).model_dump(), status_code=422)
+        return await http_exception_handler(request, exc)
 
     app.add_middleware(TrustedHostMiddleware, allowed_hosts=["*"] if "*" in hosts else [*LOCAL_HOSTS, *hosts])
     app.mount("/assets", StaticFiles(directory=ASSETS), name="assets")
