@@ -227,3 +227,33 @@ def test_a_bad_tune_file_is_one_line_naming_its_line(tmp_path, server, capsys, w
                 if text.startswith(key) or text.startswith(f"[{key}]"))
     assert err.startswith(f"error: {path}:{line}:"), err
     assert server.requests == []
+
+
+def test_a_provider_that_stops_answering_stops_the_tune_and_resume_goes_on(tmp_path, capsys):
+    """A server that goes down mid-tune (503 on every call) stops the tune with one line, records none of the
+    failed answers as judged (candidates are never compared on the provider's abstentions), and --resume goes on."""
+    answering = {"until": 25}
+
+    def flaky(request) -> Reply:
+        answering["until"] -= 1
+        return coin_or_oracle(request) if answering["until"] >= 0 else Reply(status=503, content="overloaded")
+
+    with ScriptedLLMServer(flaky) as srv:
+        path = tune_file(tmp_path, srv, SEARCH)
+        path.write_text(path.read_text(encoding="utf-8").replace('score = "logprobs"',
+                                                                 'score = "logprobs"\nmax_attempts = 1'),
+                        encoding="utf-8")
+        out = tmp_path / "tuned"
+        assert run_cli(str(path), "--out", str(out)) == 2
+        error = capsys.readouterr().err
+        assert "got no answer from the provider" in error and "--resume" in error
+        state = (out / "tune_state.jsonl").read_text(encoding="utf-8")
+        assert "retries_exhausted" not in state and "provider_error" not in state
+        assert not (out / "tune.json").exists()
+        answering["until"] = 10**9
+        assert run_cli(str(path), "--out", str(out), "--resume") == 0
+        lines = [json.loads(line) for line in (out / "tune_state.jsonl").read_text(encoding="utf-8").splitlines()
+                 if line.strip()]
+        judged_lines = [line for line in lines if "label" in line]
+        assert judged_lines and all(line["label"] != "abstain" for line in judged_lines)
+        assert read_result(out)["test"]["n"] > 0

@@ -8,12 +8,23 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from groundjudge.errors import ProviderUnreachable
 from groundjudge.judges.config import JudgeConfig
+from groundjudge.llm.errors import FALLBACK_REASONS
 from groundjudge.runs.runner import judge_one
 from groundjudge.tune.candidates import config_id
 from groundjudge.tune.estimate import Ledger, Request, requests_for
-from groundjudge.tune.state import Judged, TuneState, judged
+from groundjudge.tune.state import STATE_FILE, Judged, TuneState, judged
 from groundjudge.types import Example
+
+UNREACHABLE = FALLBACK_REASONS - {"budget", "context_too_long"}
+"""Abstain reasons that say the provider did not answer (not the answer's fault): such an answer is not recorded
+as judged, so candidates are never compared on abstentions the provider caused."""
+
+
+def unreachable(reason: str | None) -> bool:
+    """True when an abstain reason (``kind: message``) is one of :data:`UNREACHABLE`."""
+    return (reason or "").split(":", 1)[0].strip() in UNREACHABLE
 
 
 @dataclass
@@ -57,8 +68,17 @@ class Evaluator:
         if todo:
             self.ledger.new(self.requests(config, part, todo), commit=True)
             judge = self.judge_of(config)
+            failed = []
             for example, result in zip(todo, asyncio.run(self._judge_all(judge, todo))):
-                self.state.add(judged(cid, part, example.id, result))
+                if unreachable(result.verdict.abstain_reason):
+                    failed.append(result.verdict.abstain_reason)
+                else:
+                    self.state.add(judged(cid, part, example.id, result))
+            if failed:
+                raise ProviderUnreachable(
+                    f"the tune stopped: {len(failed)} of {len(todo)} answers of {cid} on the {part} part got no "
+                    f"answer from the provider ({failed[0]}); what was judged is kept in {STATE_FILE}: "
+                    "run the same command again with --resume once the provider answers")
         results = {}
         for example in examples:
             found = self.state.get(cid, part, example.id)
