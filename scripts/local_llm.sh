@@ -8,7 +8,10 @@
 #   bash scripts/local_llm.sh restart  # stop, then start: the benchmark restarts it before every run (see below)
 #
 # Needs `pip install "llama-cpp-python[server]==0.3.36"` (builds from source, ~5 min the first time; on a CPU with
-# AMX build it with CMAKE_ARGS="-DGGML_NATIVE=OFF", or the server dies with a protection fault in libggml-cpu).
+# AMX build it with AMX off, or the server dies on its first request (a protection fault or an illegal
+# `tilezero` in libggml-cpu where the kernel does not grant AMX to the process):
+#   CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=ON -DGGML_AMX_TILE=OFF
+#               -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF" pip install --no-cache-dir "llama-cpp-python[server]==0.3.36"
 # No --cache: llama-cpp-python's RAM prompt cache grew past 22 GB here and was OOM-killed; the server still
 # reuses the prefix it shares with the previous request (same document, same template). Even without it the
 # server's memory grows by about 4 MB per request answered with a JSON schema (7.7 GB after 1,500 requests

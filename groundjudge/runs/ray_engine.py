@@ -105,7 +105,9 @@ def _service_of(tasks: Sequence[JudgeTask]) -> Any:
     return None
 
 
-def _service_spec(options: Any, limits: SharedLimits) -> ServiceSpec:
+def service_spec(options: Any, limits: SharedLimits) -> ServiceSpec:
+    """What a Ray worker needs to rebuild the driver's LLM service (prompts, cache, cost cap) and share its limits
+    (rate buckets, the spending ledger): used by ``run --engine ray`` and ``serve --engine ray``."""
     from groundjudge.llm.service_options import default_cache_dir
 
     no_cache = bool(getattr(options, "no_cache", False))
@@ -210,7 +212,7 @@ def run_judges_ray(tasks: Sequence[JudgeTask], examples: Sequence[Example], writ
                 worker = WorkerSpec(spec=task.spec, config=configs[task.spec],
                                     threshold=getattr(task.judge, "threshold", None),
                                     concurrency=task.judge.max_concurrency or concurrency,
-                                    service=_service_spec(options, limits) if llm[task.spec] else None)
+                                    service=service_spec(options, limits) if llm[task.spec] else None)
                 pool = _pool(ray, worker, llm[task.spec], options)
                 try:
                     _judge_task(ray, pool, todo, options.ray_batch, OrderedCommit(write))

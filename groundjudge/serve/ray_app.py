@@ -94,12 +94,12 @@ class RayService:
         self.serve_started_here = False
 
     def _replica_spec(self, served: Any, batching: Any) -> ReplicaSpec:
-        from groundjudge.runs.ray_engine import _service_spec
+        from groundjudge.runs.ray_engine import service_spec
 
         # the replicas' working directory is not this one: folders given relative to it are made absolute
         absolute = {key: str(Path(value).resolve()) for key in ("prompts", "cache_dir")
                     if (value := getattr(self.llm, key, None))}
-        service = _service_spec(self.llm.model_copy(update=absolute), self.limits) if served.calls_llm else None
+        service = service_spec(self.llm.model_copy(update=absolute), self.limits) if served.calls_llm else None
         return ReplicaSpec(spec=served.name, service=service, timeout_s=self.settings.timeout_s,
                            warmup=self.settings.warmup, batch_wait_s=None if batching is None else batching.max_wait_s,
                            max_batch=batching.max_batch if batching is not None else 32)
