@@ -133,6 +133,21 @@ def test_successive_halving_keeps_the_better_prompt_and_the_winner_runs_as_it_is
     assert len(server.requests) - before <= len(rent_rows(30))   # cached calls answer the tuned answers
 
 
+class _Memory:
+    """A tune state kept in memory (what the Evaluator reads and adds)."""
+
+    def __init__(self):
+        self.entries = {}
+        self.calls_by_config = {}
+
+    def get(self, *key):
+        return self.entries.get(key)
+
+    def add(self, entry):
+        if entry.complete:
+            self.entries[(entry.config, entry.part, entry.example)] = entry
+
+
 def test_the_budget_is_kept_to_the_call(tmp_path, server):
     path = tune_file(tmp_path, server, SEARCH.replace("max_calls = 400", "max_calls = 58"))
     out = tmp_path / "tuned"
@@ -149,24 +164,28 @@ def test_the_call_budget_refuses_the_call_past_max_calls(server):
     from groundjudge.tune.budget import CallBudget
     from groundjudge.tune.evaluate import Evaluator
 
-    class Memory:
-        def __init__(self):
-            self.entries = {}
-            self.calls_by_config = {}
-
-        def get(self, *key):
-            return self.entries.get(key)
-
-        def add(self, entry):
-            if entry.complete:
-                self.entries[(entry.config, entry.part, entry.example)] = entry
-
     budget = CallBudget(max_calls=3)
     config = JudgeConfig.create("direct", model="openai/scripted", api_base=server.openai_base, score="logprobs")
     examples = [Example.model_validate(r) for r in rent_rows(4)]
-    results = Evaluator(LLMService(budget=budget), Memory(), concurrency=4).judge(config, "select", examples)
+    results = Evaluator(LLMService(budget=budget), _Memory(), concurrency=4).judge(config, "select", examples)
     assert len(server.requests) == 3 and budget.calls == 3 and budget.refused == 5
     assert sum(r.abstain_reason == "budget" for r in results.values()) == 5
+
+
+def test_one_documents_answers_are_judged_in_a_row(server):
+    """Interleaved documents (a select part drawn at random) are judged document by document, so a local server
+    reuses the prompt prefix (the document) its answers share; each answer still gets its own result."""
+    from groundjudge.judges.config import JudgeConfig
+    from groundjudge.llm import LLMService
+    from groundjudge.tune.evaluate import Evaluator
+
+    rows = rent_rows(3)
+    interleaved = [Example.model_validate(rows[i]) for i in (0, 2, 4, 1, 3, 5)]   # c0 c1 c2 c0 c1 c2
+    config = JudgeConfig.create("direct", model="openai/scripted", api_base=server.openai_base, score="logprobs")
+    results = Evaluator(LLMService(), _Memory(), concurrency=1).judge(config, "select", interleaved)
+    sent = [next(g for g in range(3) if f"Clause {g}." in r.text) for r in server.requests]
+    assert sent == [0, 0, 1, 1, 2, 2]
+    assert set(results) == {ex.id for ex in interleaved} and all(r.label != "abstain" for r in results.values())
 
 
 def test_a_resumed_tune_repeats_no_call(tmp_path, server):

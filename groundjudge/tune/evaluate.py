@@ -14,6 +14,7 @@ from groundjudge.llm.errors import FALLBACK_REASONS
 from groundjudge.runs.runner import judge_one
 from groundjudge.tune.candidates import config_id
 from groundjudge.tune.estimate import Ledger, Request, requests_for
+from groundjudge.tune.parts import group_of
 from groundjudge.tune.state import STATE_FILE, Judged, TuneState, judged
 from groundjudge.types import Example
 
@@ -64,7 +65,7 @@ class Evaluator:
     def judge(self, config: JudgeConfig, part: str, examples: Sequence[Example]) -> dict[str, Judged]:
         """Judge the answers not judged yet; return every answer's result (from the state when done before)."""
         cid = config_id(config)
-        todo = self.todo(config, part, examples)
+        todo = sorted(self.todo(config, part, examples), key=group_of)   # one document's answers in a row
         if todo:
             self.ledger.new(self.requests(config, part, todo), commit=True)
             judge = self.judge_of(config)
@@ -87,6 +88,8 @@ class Evaluator:
         return results
 
     async def _judge_all(self, judge: Any, examples: Sequence[Example]) -> list:
+        """Judge in the given order: with one request at a time, a local server (llama.cpp, vLLM) reuses the
+        prompt prefix the answers of one document share, so a document is read once, not once per answer."""
         limit = asyncio.Semaphore(max(1, min(self.concurrency, judge.max_concurrency or self.concurrency)))
 
         async def one(example: Example):
