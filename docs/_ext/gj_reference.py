@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import enum
+import importlib
 import os
 import typing
 from pathlib import Path
@@ -96,14 +97,29 @@ class _Generated(SphinxDirective):
         return node.children
 
 
+def _options_defaults(parser: argparse.ArgumentParser) -> dict[str, typing.Any]:
+    """The defaults of the pydantic options model a verb fills from its flags (``set_defaults(options_model=
+    "module:Class")``): its flags default to None so that a flag not given leaves the model's default (or an
+    experiment file's value) in place, and the reference shows the model's."""
+    where = parser.get_default("options_model")
+    if not where:
+        return {}
+    module, name = where.split(":")
+    model = getattr(importlib.import_module(module), name)
+    return {key: field.default for key, field in model.model_fields.items()
+            if not field.is_required() and field.default_factory is None}
+
+
 def _option_rows(parser: argparse.ArgumentParser) -> list[list[str]]:
     rows = []
+    model_defaults = _options_defaults(parser)
     for action in parser._actions:
         if isinstance(action, (argparse._HelpAction, argparse._SubParsersAction)):
             continue
         name = ", ".join(action.option_strings) or action.metavar or action.dest
-        default = "" if action.default in (None, argparse.SUPPRESS, False) or action.option_strings == [] \
-            else action.default
+        given = model_defaults.get(action.dest) if action.default is None else action.default
+        default = "" if given is None or given is False or given == argparse.SUPPRESS or not action.option_strings \
+            else given
         choices = ", ".join(str(c) for c in action.choices) if action.choices else ""
         rows.append([_cell(name), _cell(default), _cell(choices), _prose(action.help)])
     return rows

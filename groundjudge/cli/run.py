@@ -162,4 +162,4 @@ def add_parser(verbs) -> None:
     run.add_argument("--dry-run", action="store_true",
                      help="list the judges (an experiment's expanded) and estimate LLM calls, tokens and $; "
                           "call nothing")
-    run.set_defaults(func=cmd_run)
+    run.set_defaults(func=cmd_run, options_model="groundjudge.runs.execute:RunOptions")

@@ -62,4 +62,4 @@ def add_parser(verbs) -> None:
     tune.add_argument("--concurrency", type=int, help="answers judged at once (default 8)")
     tune.add_argument("--dry-run", action="store_true", help="print the plan's calls and $; call nothing")
     add_llm_options(tune)
-    tune.set_defaults(func=cmd_tune)
+    tune.set_defaults(func=cmd_tune, options_model="groundjudge.tune.prepare:TuneOptions")
