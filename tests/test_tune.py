@@ -231,7 +231,22 @@ BAD = [
      "cannot cover one candidate"),
     ("empty test part", SEARCH.replace("test = 0.3", "test = 0.0"), "parts", "test part is empty"),
     ("no labels", SEARCH, "files", "no labelled answer"),
+    ("unknown ranking metric", SEARCH.replace("seed = 1", 'seed = 1\nselect_by = "f1"'), "select_by",
+     "balanced_accuracy"),
 ]
+
+
+def test_select_by_roc_auc_ranks_by_the_score():
+    """The default ranks by balanced accuracy (then ROC AUC); select_by = "roc_auc" the other way round."""
+    from groundjudge.tune.scoring import Scored, rank_key
+
+    def scored(bacc, auc):
+        return Scored(verdicts=[], scores=[], threshold=None, balanced_accuracy=bacc, roc_auc=auc, input_tokens=0,
+                      output_tokens=0, cost_usd=0)
+
+    decides, ranks = scored(0.8, 0.7), scored(0.7, 0.9)
+    assert sorted([ranks, decides], key=lambda s: rank_key(s, 0)) == [decides, ranks]
+    assert sorted([decides, ranks], key=lambda s: rank_key(s, 0, "roc_auc")) == [ranks, decides]
 
 
 @pytest.mark.parametrize("what, tune, key, message", BAD, ids=[b[0] for b in BAD])

@@ -56,7 +56,9 @@ def score(examples: Sequence[Example], results: Mapping[str, Judged], threshold:
                   cost_usd=sum(j.answer_cost_usd for j in chosen) / n)
 
 
-def rank_key(scored: Scored, order: int) -> tuple:
-    """Sort key, best first: balanced accuracy, then ROC AUC, then fewer input tokens, then the earlier candidate."""
-    return (-scored.balanced_accuracy, -(scored.roc_auc if scored.roc_auc is not None else -1.0),
-            scored.input_tokens, order)
+def rank_key(scored: Scored, order: int, select_by: str = "balanced_accuracy") -> tuple:
+    """Sort key, best first: the ``select_by`` metric (balanced accuracy, or ROC AUC when the score's ranking is
+    what counts), then the other, then fewer input tokens, then the earlier candidate."""
+    auc = scored.roc_auc if scored.roc_auc is not None else -1.0
+    metrics = (-auc, -scored.balanced_accuracy) if select_by == "roc_auc" else (-scored.balanced_accuracy, -auc)
+    return (*metrics, scored.input_tokens, order)

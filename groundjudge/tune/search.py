@@ -111,7 +111,8 @@ class Search:
                 self.evaluator.judge(config, part, exs)
             complete = self.budget.refused == 0
             scored = {c.id: self._scored(c, prefix) for c in alive} if complete else {}
-            ranked = sorted(alive, key=lambda c: rank_key(scored[c.id], order[c.id])) if complete else alive
+            ranked = sorted(alive, key=lambda c: rank_key(scored[c.id], order[c.id], self.spec.select_by)) \
+                if complete else alive
             keep = max(1, math.ceil(len(alive) / self.spec.eta))
             kept = ranked[:keep] if complete else []
             rungs.append(RungRow(index=index, examples=size, candidates=[c.id for c in alive],

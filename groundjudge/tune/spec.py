@@ -108,6 +108,9 @@ class TuneSpec(_Table):
     first_rung: int = Field(default=8, ge=2, description="Select examples of the first rung (x eta per rung).")
     fit_examples: int = Field(default=32, ge=2, description="Optimise examples a threshold is fitted on.")
     max_candidates: int = Field(default=32, ge=1, description="A seeded sample when the levers give more.")
+    select_by: Literal["balanced_accuracy", "roc_auc"] = Field(default="balanced_accuracy", description=(
+        "What successive halving ranks candidates by on the select part: the verdicts' balanced accuracy, or the "
+        "score's ROC AUC (when the score is what is used: ranking, a threshold set later, a stacked judge)."))
     calibration: CalibrationLever | None = None
     demos: DemosLever | None = None
     instructions: InstructionsLever | None = None
