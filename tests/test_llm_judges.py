@@ -373,8 +373,9 @@ def test_user_prompts_override_and_are_hashed(llm_server, data, tmp_path):
     (prompts / "direct.user.j2").write_text("{{ answer }} -- is it grounded in: {{ context | join(' ') }}? "
                                             "You are a meticulous fact-checker <answer>\n{{ answer }}\n</answer>")
     out = tmp_path / "run"
-    cli("run", str(data), "--judge", llm(llm_server, "direct"), "--prompts", str(prompts), "--out", str(out),
-        "--quiet", "--dev-fraction", "0")
+    # the oracle cannot read this template's layout (it abstains): one attempt each, the hashes are what is tested
+    cli("run", str(data), "--judge", llm(llm_server, "direct", "max_attempts=1"), "--prompts", str(prompts),
+        "--out", str(out), "--quiet", "--dev-fraction", "0")
     header = read_records(out / "records.jsonl").header
     from groundjudge.llm.templates import PromptLibrary
 
