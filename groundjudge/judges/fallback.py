@@ -15,13 +15,13 @@ from typing import Any, ClassVar
 from groundjudge.judges import register
 from groundjudge.judges.composite import InnerJudge, build_inner
 from groundjudge.llm import FALLBACK_REASONS
+from groundjudge.llm.errors import reason_kind
 from groundjudge.types import Example, JudgeResult
 
 
 def unavailable(result: JudgeResult) -> bool:
     """Whether a result is an abstention because the LLM path could not be used."""
-    reason = result.verdict.abstain_reason or ""
-    return result.verdict.label == "abstain" and reason.split(":")[0] in FALLBACK_REASONS
+    return result.verdict.label == "abstain" and reason_kind(result.verdict.abstain_reason) in FALLBACK_REASONS
 
 
 @register

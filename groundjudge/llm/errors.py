@@ -16,6 +16,11 @@ FALLBACK_REASONS = frozenset({"no_api_key", "provider_error", "retries_exhausted
 """Abstain reasons that mean "the LLM path is unavailable" (a fallback judge takes over)."""
 
 
+def reason_kind(reason: str | None) -> str:
+    """The kind of an abstain reason written ``kind: message`` (``"retries_exhausted"``), or ``""``."""
+    return (reason or "").split(":", 1)[0].strip()
+
+
 class ProviderError(RuntimeError):
     """The provider could not answer; ``reason`` is one of FALLBACK_REASONS or 'bad_request'."""
 

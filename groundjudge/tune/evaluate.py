@@ -10,7 +10,7 @@ from typing import Any
 
 from groundjudge.errors import ProviderUnreachable
 from groundjudge.judges.config import JudgeConfig
-from groundjudge.llm.errors import FALLBACK_REASONS
+from groundjudge.llm.errors import FALLBACK_REASONS, reason_kind
 from groundjudge.runs.runner import judge_one
 from groundjudge.tune.candidates import config_id
 from groundjudge.tune.estimate import Ledger, Request, requests_for
@@ -25,7 +25,7 @@ as judged, so candidates are never compared on abstentions the provider caused."
 
 def unreachable(reason: str | None) -> bool:
     """True when an abstain reason (``kind: message``) is one of :data:`UNREACHABLE`."""
-    return (reason or "").split(":", 1)[0].strip() in UNREACHABLE
+    return reason_kind(reason) in UNREACHABLE
 
 
 @dataclass
