@@ -149,10 +149,9 @@ def _data_files(data: Any, out: Path) -> list[str]:
         return [str(data)]
     items = list(data)
     if items and all(isinstance(x, Example) for x in items):
-        out.mkdir(parents=True, exist_ok=True)
-        path = out / "data.jsonl"
-        path.write_text("".join(x.model_dump_json(exclude_defaults=True) + "\n" for x in items), encoding="utf-8")
-        return [str(path)]
+        from groundjudge.runs.execute import write_examples
+
+        return [str(write_examples(items, out))]
     return [str(x) for x in items]
 
 
@@ -167,7 +166,7 @@ def evaluate(data: Any, judges: Sequence[JudgeLike] | None = None, out: str | Pa
     OpenTelemetry ``gen_ai.evaluation.result`` event through your global logger provider (``otel=provider``:
     through that one; ``[otel]`` extra, :mod:`groundjudge.integrations.otel`).
     """
-    from groundjudge.runs.execute import RunOptions, execute
+    from groundjudge.runs.execute import RunOptions, execute_to_end
 
     otel = options.pop("otel", None)
     folder = Path(out) if out else Path(tempfile.mkdtemp(prefix="groundjudge-run-"))
@@ -188,10 +187,7 @@ def evaluate(data: Any, judges: Sequence[JudgeLike] | None = None, out: str | Pa
         values["data"] = _data_files(data, folder)
     values.update(options)
     values.update({"judges": configs, "out": str(folder)})
-    code = execute(RunOptions.model_validate(values))
-    if code != 0:
-        raise RuntimeError(f"the run in {folder} stopped with exit code {code}")
-    run = Run(folder.resolve())
+    run = Run(execute_to_end(RunOptions.model_validate(values)))
     if otel:
         from groundjudge.integrations.otel import emit_records
 

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from groundjudge.formats.load import dataset_hash
+from groundjudge.judges.config import JudgeConfig
 from groundjudge.local_nli.pairs import EvidenceIndex, Pair, context_sentences, default_k, source_group
 from groundjudge.local_nli.train import CARD_FILE, TrainError
 from groundjudge.local_nli.train_card import finalize, render_readme
@@ -39,6 +40,7 @@ from groundjudge.local_nli.train_data import (
     split_examples,
 )
 from groundjudge.local_nli.train_loop import Session, run_loop
+from groundjudge.runs.execute import RunOptions, execute_to_end, write_examples
 from groundjudge.runs.records import ResultRecord, read_records
 from groundjudge.types import Example
 
@@ -60,14 +62,13 @@ def sample_answers(train: list[Example], dev: list[Example], limit: int, seed: i
 
 
 def run_judge(examples: Sequence[Example], spec: str, out: Path, quiet: bool, max_cost: float | None = None,
-              concurrency: int = 8):
+              concurrency: int = 8) -> Path:
     """Judge ``examples`` with ``spec`` as an ordinary, resumable run in ``out`` (every example evaluated: none is
-    held back for calibration)."""
-    from groundjudge.api import evaluate
-
+    held back for calibration); returns the run's folder."""
     unsplit = [ex.model_copy(update={"split": None}) for ex in examples]
-    return evaluate(unsplit, [spec], out=out, resume=True, quiet=quiet, dev_fraction=0.0, max_cost=max_cost,
-                    concurrency=concurrency)
+    return execute_to_end(RunOptions(data=[str(write_examples(unsplit, out))], judges=[JudgeConfig.from_spec(spec)],
+                                     out=str(out), resume=True, quiet=quiet, dev_fraction=0.0, max_cost=max_cost,
+                                     concurrency=concurrency))
 
 
 def teacher_pairs(records: Sequence[ResultRecord], mode: str, k: int, evidence: str) -> list[Pair]:
@@ -133,7 +134,7 @@ def prepare_from_teacher(cfg: TrainConfig, report: Report) -> Prepared:
            f"({split['train']['groups']} / {split['dev']['groups']} groups before sampling)")
     run = run_judge(train + dev, cfg.teacher, Path(cfg.out) / TEACHER_DIR, cfg.quiet, cfg.teacher_budget,
                     cfg.teacher_concurrency)
-    records = read_records(run.path / "records.jsonl").results
+    records = read_records(run / "records.jsonl").results
     dev_ids = {ex.id for ex in dev}
     k = cfg.evidence_k if cfg.evidence_k is not None else default_k("pairs")
     train_pairs = cap_pairs(teacher_pairs([r for r in records if r.example.id not in dev_ids], cfg.teacher_mode,
@@ -166,7 +167,7 @@ def student_agreement(cfg: TrainConfig, dev_ids: set[str]) -> dict[str, Any] | N
     if not teacher:
         return None
     run = run_judge([r.example for r in teacher.values()], f"crossencoder:model={out}", out / STUDENT_DIR, cfg.quiet)
-    student = {r.example.id: r for r in read_records(run.path / "records.jsonl").results
+    student = {r.example.id: r for r in read_records(run / "records.jsonl").results
                if r.result.verdict.label != "abstain"}
     ids = sorted(set(teacher) & set(student))
     if not ids:

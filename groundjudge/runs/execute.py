@@ -1,7 +1,7 @@
 """Execute a run: load the data, build the judges, calibrate, judge into records.jsonl, summarise.
 
-Used by ``groundjudge run`` (flags and experiment files) and by the Python API
-(:func:`groundjudge.evaluate`); both describe the run as :class:`RunOptions`.
+Used by ``groundjudge run`` (flags and experiment files), by the Python API (:func:`groundjudge.evaluate`) and
+by distillation's teacher (:mod:`groundjudge.runs.distill`); each describes the run as :class:`RunOptions`.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import os
 import random
 import shlex
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -255,6 +256,23 @@ def execute(args: RunOptions) -> int:
         console.print(f"[yellow]{stop}: stopped; {kept}; the lock is released. Continue with:", soft_wrap=True)
         print(shlex.join(command), file=sys.stderr, flush=True)  # whole on one line, for copying
         return stop.exit_code
+
+
+def write_examples(examples: Sequence[Example], folder: Path) -> Path:
+    """``examples`` as a native data file, ``folder/data.jsonl``, for a run to read; returns its path."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "data.jsonl"
+    path.write_text("".join(x.model_dump_json(exclude_defaults=True) + "\n" for x in examples), encoding="utf-8")
+    return path
+
+
+def execute_to_end(args: RunOptions) -> Path:
+    """Execute a run that has to finish (the Python API's, a teacher's): its folder, resolved, or a RuntimeError
+    naming the exit code it stopped with."""
+    code = execute(args)
+    if code != 0:
+        raise RuntimeError(f"the run in {args.out} stopped with exit code {code}")
+    return Path(args.out).resolve()
 
 
 def resume_command(args: RunOptions) -> list[str]:
