@@ -19,7 +19,7 @@ from rich.markup import escape
 from groundjudge.llm.batch import Deferred, deferral_scope
 from groundjudge.llm.batch.driver import BatchDriver, BatchError
 from groundjudge.runs.records import RecordWriter
-from groundjudge.runs.runner import JudgeTask, judge_one, progress_bar
+from groundjudge.runs.task import JudgeTask, judge_one, progress_bar
 from groundjudge.types import Example, ResultRecord
 
 

@@ -31,7 +31,7 @@ from groundjudge.runs.ray_actors import LLMJudgeWorker, LocalJudgeWorker, Servic
 from groundjudge.runs.ray_cluster import cluster_shape, connected, default_actors, forwarded_env
 from groundjudge.runs.ray_pool import ActorPool
 from groundjudge.runs.records import RecordWriter
-from groundjudge.runs.runner import JudgeTask, progress_bar
+from groundjudge.runs.task import JudgeTask, progress_bar
 from groundjudge.types import Example, JudgeResult, ResultRecord
 
 MAX_BATCH_TRIES = 4
