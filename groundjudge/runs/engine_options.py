@@ -13,10 +13,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, model_validator
 
-Engine = Literal["local", "ray"]
+from groundjudge.runs.ray_cluster import RAY_MISSING
 
-RAY_MISSING = "--engine ray needs Ray, which is not installed: pip install -e '.[ray]' (or pip install 'ray[default]')"
-"""The error when Ray is asked for and cannot be imported."""
+Engine = Literal["local", "ray"]
 
 
 def ray_installed() -> bool:

@@ -15,7 +15,8 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from groundjudge.runs.engine_options import RAY_MISSING
+RAY_MISSING = "--engine ray needs Ray, which is not installed: pip install -e '.[ray]' (or pip install 'ray[default]')"
+"""The error when Ray is asked for and cannot be imported."""
 
 FORWARDED_ENV_PREFIXES = ("GROUNDJUDGE_", "HF_", "TRANSFORMERS_", "LITELLM_LOCAL_MODEL_COST_MAP")
 """Environment variables the driver hands its actors (offline model hub, local price table, caches); names that
