@@ -20,7 +20,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
-from groundjudge.judges import SpecError, judge_class
+from groundjudge.judges.registry import SpecError, judge_class
 from groundjudge.paths import portable_path
 
 
