@@ -16,7 +16,6 @@ judge still runs its inner judges (that is how dev scores are gathered) but abst
 from __future__ import annotations
 
 import asyncio
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,23 +23,9 @@ from typing import Any, ClassVar, Literal
 
 from groundjudge.judges import SpecError, register
 from groundjudge.judges.composite import InnerJudge, build_inner, inner_config
+from groundjudge.judges.stack_model import inner_score, stacked_score
 from groundjudge.paths import portable_path
 from groundjudge.types import Calibration, Example, JudgeResult, StackFit, Verdict
-
-
-def stacked_score(fit: StackFit, scores: Sequence[float | None]) -> float | None:
-    """The fitted probability of grounded from the inner scores (an abstention is given its imputed score);
-    None when every inner judge abstained."""
-    if all(s is None for s in scores):
-        return None
-    values = [fit.imputed[i] if s is None else s for i, s in enumerate(scores)]
-    z = fit.intercept + sum(w * v for w, v in zip(fit.weights, values))
-    return 1.0 / (1.0 + math.exp(-z)) if z >= 0 else math.exp(z) / (1.0 + math.exp(z))
-
-
-def inner_score(verdict: Verdict) -> float | None:
-    """An inner judge's score as a feature: None when it abstained or gave no score."""
-    return None if verdict.label == "abstain" else verdict.score
 
 
 def load_fit(path: str, features: Sequence[str]) -> Calibration:

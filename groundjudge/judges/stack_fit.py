@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from groundjudge.judges.stack_model import inner_score
 from groundjudge.metrics import fit_threshold
 from groundjudge.types import Calibration, StackFit
 
@@ -91,8 +92,6 @@ def fit_stack(features: Sequence[str], rows: Sequence[Sequence[float | None]], l
 
 def fit_from_records(judge: Any, results: Sequence[Any], source: str) -> Calibration:
     """Fit a stack judge on its dev records (``ResultRecord``s whose ``stages`` are the inner verdicts)."""
-    from groundjudge.judges.stack import inner_score
-
     usable = [r for r in results if len(r.result.stages) == len(judge.features)]
     rows = [[inner_score(v) for v in r.result.stages] for r in usable]
     return fit_stack(judge.features, rows, [r.example.label for r in usable], [r.example.id for r in usable],
