@@ -2,7 +2,8 @@
 ``error_type_recall.png``) and, for each judge that types errors, the confusion matrix of its typing
 (``error_type_confusion_<judge>.png``). Each figure names its data, its judges and the runs' dates.
 
-Called from :func:`groundjudge.report.plots.make_plots`; judges keep their colour and rank number from there.
+Called from :func:`groundjudge.report.plots.make_plots`; judges keep their colour and rank number as there
+(:mod:`groundjudge.report.figures`).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import numpy as np  # noqa: E402
 from matplotlib.patches import Rectangle  # noqa: E402
 
 from groundjudge.report.compare import Comparison, ranked  # noqa: E402
-from groundjudge.report.plots import _names, _save, _short, subtitle  # noqa: E402
+from groundjudge.report.figures import judge_names, save, short, subtitle  # noqa: E402
 from groundjudge.runs.error_type_stats import MIN_TYPE_N  # noqa: E402
 
 
@@ -36,7 +37,7 @@ def recall_heatmap(comparison: Comparison, out: Path) -> Path | None:
     keys = [k for k in ranked(comparison) if comparison.judges[k].get("error_type_recall")]
     if not keys:
         return None
-    names = _names(comparison)
+    names = judge_names(comparison)
     kinds = sorted({kind for k in keys for kind in comparison.judges[k]["error_type_recall"]})
     matrix = np.full((len(kinds), len(keys)), np.nan)
     for j, key in enumerate(keys):
@@ -56,9 +57,9 @@ def recall_heatmap(comparison: Comparison, out: Path) -> Path | None:
         if worst in kinds:
             ax.add_patch(Rectangle((j - 0.47, kinds.index(worst) - 0.47), 0.94, 0.94, fill=False, lw=1.8,
                                    edgecolor="#1a202c"))
-    ax.set_yticks(range(len(kinds)), [f"{_short(kind, 32)} ({_sizes(comparison, keys, kind)})" for kind in kinds],
+    ax.set_yticks(range(len(kinds)), [f"{short(kind, 32)} ({_sizes(comparison, keys, kind)})" for kind in kinds],
                   fontsize=7.5)
-    ax.set_xticks(range(len(keys)), [_short(names[k], 36) for k in keys], rotation=30, ha="right", fontsize=7)
+    ax.set_xticks(range(len(keys)), [short(names[k], 36) for k in keys], rotation=30, ha="right", fontsize=7)
     for tick, key in zip(ax.get_xticklabels(), keys):
         tick.set_color(comparison.colours[key])
     for spine in ax.spines.values():
@@ -71,7 +72,7 @@ def recall_heatmap(comparison: Comparison, out: Path) -> Path | None:
             f"judge misses most (types with n ≥ {MIN_TYPE_N}); –: no such answers")
     fig.text(0.01, -0.02, textwrap.fill(note, 130), fontsize=7, color="#555", va="top")
     fig.tight_layout()
-    return _save(fig, out / "error_type_recall.png")
+    return save(fig, out / "error_type_recall.png")
 
 
 def slug(label: str) -> str:
@@ -92,22 +93,22 @@ def typing_confusion(comparison: Comparison, key: str, out: Path, name: str) -> 
     for (i, j), value in np.ndenumerate(counts):
         ax.text(j, i, f"{int(value)}" if value == 0 else f"{int(value)}\n{share[i, j]:.0%}", ha="center",
                 va="center", fontsize=7, color="white" if share[i, j] > 0.55 else "#1a202c")
-    ax.set_xticks(range(len(columns)), [_short(c, 30) for c in columns], rotation=30, ha="right", fontsize=7)
-    ax.set_yticks(range(len(rows)), [f"{_short(g, 30)} (n={int(counts[i].sum())})" for i, g in enumerate(rows)],
+    ax.set_xticks(range(len(columns)), [short(c, 30) for c in columns], rotation=30, ha="right", fontsize=7)
+    ax.set_yticks(range(len(rows)), [f"{short(g, 30)} (n={int(counts[i].sum())})" for i, g in enumerate(rows)],
                   fontsize=7)
     ax.set_xlabel("type the judge gave the answer", fontsize=7)
     ax.set_ylabel("gold error type", fontsize=7)
     for spine in ax.spines.values():
         spine.set_visible(False)
-    names = _names(comparison)
-    ax.set_title(f"Error typing of {_short(names[key], 60)}: macro-F1 {typing['macro_f1']:.2f}, typed as gold "
+    names = judge_names(comparison)
+    ax.set_title(f"Error typing of {short(names[key], 60)}: macro-F1 {typing['macro_f1']:.2f}, typed as gold "
                  f"{typing['accuracy']:.2f} (n={typing['n']})\n{subtitle(comparison, [key])}", fontsize=8.5,
                  loc="left", color=comparison.colours[key])
     note = ("shaded by share of the gold row; an answer's type: that of its first unsupported claim; none: judged "
             "grounded, abstained or typed nothing")
     fig.text(0.01, -0.02, textwrap.fill(note, 120), fontsize=7, color="#555", va="top")
     fig.tight_layout()
-    return _save(fig, out / f"error_type_confusion_{name}.png")
+    return save(fig, out / f"error_type_confusion_{name}.png")
 
 
 def typing_confusions(comparison: Comparison, out: Path) -> list[Path]:

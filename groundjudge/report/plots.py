@@ -1,7 +1,9 @@
 """PNG plots of a comparison (matplotlib, Agg backend: no display needed).
 
 Every judge keeps its colour from :data:`groundjudge.report.PALETTE` and its rank number (#1 = best
-balanced accuracy) in every plot, as in report.md and on the HTML page.
+balanced accuracy) in every plot, as in report.md and on the HTML page. What the figures share (style, names,
+subtitle, saving) is in :mod:`groundjudge.report.figures`; the figures per error type in
+:mod:`groundjudge.report.error_type_plots`.
 """
 
 from __future__ import annotations
@@ -25,28 +27,17 @@ from groundjudge.report.compare import (  # noqa: E402
     score_based,
     slice_key,
 )
+from groundjudge.report.figures import (  # noqa: E402, F401  (run_dates re-exported: it was defined here)
+    data_label,
+    judge_names,
+    run_dates,
+    save,
+    short,
+    subtitle,
+)
 from groundjudge.types import ResultRecord  # noqa: E402
 
-DPI = 110
 QUALITY = (("macro_f1", "macro-F1"), ("balanced_accuracy", "balanced accuracy"))
-
-plt.rcParams.update({"font.size": 9, "axes.spines.top": False, "axes.spines.right": False,
-                     "axes.titlesize": 10, "figure.facecolor": "white"})
-
-
-def _short(text: str, width: int = 48) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
-
-
-def _names(comparison: Comparison) -> dict[str, str]:
-    """'#rank label' per judge key."""
-    return {key: f"#{i} {comparison.labels[key]}" for i, key in enumerate(ranked(comparison), start=1)}
-
-
-def _save(fig: plt.Figure, path: Path) -> Path:
-    fig.savefig(path, dpi=DPI, bbox_inches="tight")
-    plt.close(fig)
-    return path
 
 
 def pareto(points: list[tuple[float, float]]) -> list[int]:
@@ -57,8 +48,8 @@ def pareto(points: list[tuple[float, float]]) -> list[int]:
 
 
 def _judge_legend(fig: plt.Figure, comparison: Comparison, keys: list[str]) -> None:
-    names = _names(comparison)
-    handles = [Line2D([], [], marker="o", ls="", color=comparison.colours[k], label=_short(names[k], 60)) for k in keys]
+    names = judge_names(comparison)
+    handles = [Line2D([], [], marker="o", ls="", color=comparison.colours[k], label=short(names[k], 60)) for k in keys]
     fig.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 0.93), fontsize=8, frameon=False,
                title="judges (rank by bal. acc)", title_fontsize=8, alignment="left")
 
@@ -69,7 +60,7 @@ def tradeoff(comparison: Comparison, out: Path, cost: bool) -> Path | None:
     keys = [k for k in ranked(comparison) if comparison.judges[k].get("balanced_accuracy") is not None]
     if not keys:
         return None
-    names = _names(comparison)
+    names = judge_names(comparison)
     if cost:
         xs = [per_response(comparison.judges[k])[0] for k in keys]
     else:
@@ -104,7 +95,7 @@ def tradeoff(comparison: Comparison, out: Path, cost: bool) -> Path | None:
     fig.text(0.01, -0.02, "bars: bootstrap 95% CI; circled: on the Pareto frontier (no judge is both "
              + ("cheaper" if cost else "faster") + " and better); dotted: chance (0.5)", fontsize=7, color="#555")
     fig.tight_layout()
-    return _save(fig, out / ("quality_vs_cost.png" if cost else "quality_vs_latency.png"))
+    return save(fig, out / ("quality_vs_cost.png" if cost else "quality_vs_latency.png"))
 
 
 def confusions(comparison: Comparison, out: Path) -> Path | None:
@@ -112,7 +103,7 @@ def confusions(comparison: Comparison, out: Path) -> Path | None:
     keys = [k for k in ranked(comparison) if comparison.judges[k].get("confusion")]
     if not keys:
         return None
-    names = _names(comparison)
+    names = judge_names(comparison)
     cols = min(len(keys), 4)
     rows = math.ceil(len(keys) / cols)
     fig, axes = plt.subplots(rows, cols, figsize=(3.3 * cols, 2.7 * rows), squeeze=False)
@@ -129,13 +120,13 @@ def confusions(comparison: Comparison, out: Path) -> Path | None:
         ax.set_yticks(range(2), ["grounded", "ungrounded"], fontsize=7)
         ax.set_xlabel("predicted", fontsize=7)
         ax.set_ylabel("gold", fontsize=7)
-        ax.set_title(_short(names[key], 40), fontsize=8, color=comparison.colours[key])
+        ax.set_title(short(names[key], 40), fontsize=8, color=comparison.colours[key])
         for spine in ax.spines.values():
             spine.set_visible(False)
     for ax in list(axes.flat)[len(keys):]:
         ax.axis("off")
     fig.tight_layout()
-    return _save(fig, out / "confusion_matrices.png")
+    return save(fig, out / "confusion_matrices.png")
 
 
 def _sweep_curve(records: list[ResultRecord], grid: np.ndarray) -> np.ndarray | None:
@@ -167,7 +158,7 @@ def threshold_sweep(comparison: Comparison, out: Path) -> Path | None:
             panels.append((key, used, grid, curves))
     if not panels:
         return None
-    names = _names(comparison)
+    names = judge_names(comparison)
     cols = min(len(panels), 3)
     rows = math.ceil(len(panels) / cols)
     fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.1 * rows), squeeze=False)
@@ -178,11 +169,11 @@ def threshold_sweep(comparison: Comparison, out: Path) -> Path | None:
                 ax.plot(grid, curve, color=colour, lw=1.6 if name == "evaluated" else 1.2,
                         ls="-" if name == "evaluated" else ":", drawstyle="steps-post", label=name)
         source = comparison.judges[key].get("threshold_source") or "records"
-        ax.axvline(used, color="#333", lw=1, ls="--", label=f"used: {used:.3f} ({_short(source, 24)})")
+        ax.axvline(used, color="#333", lw=1, ls="--", label=f"used: {used:.3f} ({short(source, 24)})")
         ax.axhline(0.5, color="#999", lw=0.7, ls=":")
         ax.set_ylim(0, 1.02)
         ax.set_xlim(min(0.0, grid.min()), max(1.0, grid.max()))
-        ax.set_title(_short(names[key], 44), fontsize=8, color=colour)
+        ax.set_title(short(names[key], 44), fontsize=8, color=colour)
         ax.set_xlabel("threshold (score ≥ t is grounded)", fontsize=7)
         ax.set_ylabel("balanced accuracy", fontsize=7)
         ax.grid(alpha=0.25)
@@ -190,42 +181,7 @@ def threshold_sweep(comparison: Comparison, out: Path) -> Path | None:
     for ax in list(axes.flat)[len(panels):]:
         ax.axis("off")
     fig.tight_layout()
-    return _save(fig, out / "threshold_sweep.png")
-
-
-def data_label(comparison: Comparison) -> str:
-    """The data the runs judged, in a few words: each data folder with its files (``nli_textfooler
-    (mnli_mismatched, snli)``, ``summedits (8 files)``, ``legal_qa``) and the evaluated part (split)."""
-    folders: dict[str, list[str]] = {}
-    for run in comparison.runs:
-        for name in run.records.header.dataset.files:
-            path = Path(name)
-            stems = folders.setdefault(path.parent.name or path.stem, [])
-            stem = path.name.split(".")[0]
-            if stem not in stems:
-                stems.append(stem)
-    parts = []
-    for folder, stems in folders.items():
-        if stems == [folder]:
-            parts.append(folder)
-        else:
-            parts.append(f"{folder} ({', '.join(stems) if len(stems) <= 3 else f'{len(stems)} files'})")
-    splits = sorted({run.records.header.eval_split or "all" for run in comparison.runs})
-    return f"data: {'; '.join(parts)}; evaluated: {' / '.join(splits)}"
-
-
-def run_dates(comparison: Comparison, keys: list[str]) -> str:
-    """The day (or first – last day) the runs of these judges started, e.g. ``2026-11-23``."""
-    runs = {comparison.run_of[k] for k in keys}
-    days = sorted({run.records.header.started_at[:10] for run in comparison.runs if run.name in runs})
-    if not days:
-        return "date unknown"
-    return days[0] if len(days) == 1 else f"{days[0]} – {days[-1]}"
-
-
-def subtitle(comparison: Comparison, keys: list[str]) -> str:
-    """A figure's second title line: its data and the day its runs started."""
-    return f"{_short(data_label(comparison), 90)}; runs started {run_dates(comparison, keys)}"
+    return save(fig, out / "threshold_sweep.png")
 
 
 def roc_curves(comparison: Comparison, out: Path) -> Path | None:
@@ -238,7 +194,7 @@ def roc_curves(comparison: Comparison, out: Path) -> Path | None:
     keys = [k for k in order if ranking[k].get("roc_auc") is not None]
     if not keys:
         return None
-    names = _names(comparison)
+    names = judge_names(comparison)
     fig, ax = plt.subplots(figsize=(5.0, 5.0))       # square axes; the legend and notes extend the saved figure
     ax.plot([0, 1], [0, 1], ls=":", color="#888", lw=1, label="chance (AUC 0.5)")
     for key in keys:
@@ -246,7 +202,7 @@ def roc_curves(comparison: Comparison, out: Path) -> Path | None:
         fpr, tpr = roc_points([r.example.label for r in labelled], [r.result.verdict.score for r in labelled])
         r = ranking[key]
         ci = r.get("roc_auc_ci95")
-        label = (f"{_short(names[key], 48)}: {r['roc_auc']:.3f}" + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "")
+        label = (f"{short(names[key], 48)}: {r['roc_auc']:.3f}" + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "")
                  + f", n={r['n_scored']}")
         ax.plot(fpr, tpr, color=comparison.colours[key], lw=1.6, label=label)
     ax.set_xlim(-0.01, 1.01)
@@ -254,7 +210,7 @@ def roc_curves(comparison: Comparison, out: Path) -> Path | None:
     ax.set_aspect("equal")
     ax.set_xlabel("grounded answers flagged (false positive rate)")
     ax.set_ylabel("ungrounded answers caught (true positive rate)")
-    ax.set_title(f"ROC curves of the judges' scores\n{_short(data_label(comparison), 90)}", fontsize=9, loc="left")
+    ax.set_title(f"ROC curves of the judges' scores\n{short(data_label(comparison), 90)}", fontsize=9, loc="left")
     ax.grid(alpha=0.25)
     ax.legend(loc="upper left", bbox_to_anchor=(1.03, 1.0), fontsize=7, frameon=False,
               title="judge (rank by bal. acc): ROC AUC [95% CI], answers scored", title_fontsize=7,
@@ -265,10 +221,10 @@ def roc_curves(comparison: Comparison, out: Path) -> Path | None:
                  if ranking[k] and ranking[k].get("roc_auc") is None and not ranking[k].get("constant_score")]
     left_out += [f"{names[k]} (no score)" for k in order if not ranking[k]]
     if left_out:
-        notes.append("not drawn: " + "; ".join(_short(text, 100) for text in left_out))
+        notes.append("not drawn: " + "; ".join(short(text, 100) for text in left_out))
     ax.text(0, -0.14, "\n".join(textwrap.fill(note, 110) for note in notes), transform=ax.transAxes, fontsize=7,
             color="#555", va="top")
-    return _save(fig, out / "roc_curves.png")
+    return save(fig, out / "roc_curves.png")
 
 
 def error_types(comparison: Comparison, out: Path) -> Path | None:
@@ -299,7 +255,7 @@ def error_types(comparison: Comparison, out: Path) -> Path | None:
     ax.grid(axis="y", alpha=0.25)
     _judge_legend(fig, comparison, keys)
     fig.tight_layout()
-    return _save(fig, out / "error_types.png")
+    return save(fig, out / "error_types.png")
 
 
 def slices(comparison: Comparison, out: Path) -> Path | None:
@@ -309,7 +265,7 @@ def slices(comparison: Comparison, out: Path) -> Path | None:
         return None
     field, values = found
     keys = ranked(comparison)
-    names = _names(comparison)
+    names = judge_names(comparison)
     matrix = np.full((len(keys), len(values)), np.nan)
     sizes = {v: 0 for v in values}
     for i, key in enumerate(keys):
@@ -327,22 +283,22 @@ def slices(comparison: Comparison, out: Path) -> Path | None:
     for (i, j), value in np.ndenumerate(matrix):
         ax.text(j, i, "–" if np.isnan(value) else f"{value:.2f}", ha="center", va="center", fontsize=7,
                 color="#1a202c")
-    ax.set_xticks(range(len(values)), [f"{_short(v, 22)}\n(n={sizes[v]})" for v in values], rotation=30, ha="right",
+    ax.set_xticks(range(len(values)), [f"{short(v, 22)}\n(n={sizes[v]})" for v in values], rotation=30, ha="right",
                   fontsize=7)
-    ax.set_yticks(range(len(keys)), [_short(names[k], 44) for k in keys], fontsize=7)
+    ax.set_yticks(range(len(keys)), [short(names[k], 44) for k in keys], fontsize=7)
     for tick, key in zip(ax.get_yticklabels(), keys):
         tick.set_color(comparison.colours[key])
     ax.set_title(f"balanced accuracy by {field} (–: the {field} lacks one of the two classes, or the judge "
                  "did not judge it)", fontsize=8)
     fig.colorbar(image, ax=ax, fraction=0.03, pad=0.02)
     fig.tight_layout()
-    return _save(fig, out / "slices.png")
+    return save(fig, out / "slices.png")
 
 
 def make_plots(comparison: Comparison, out: Path) -> list[Path]:
     """Every plot the data supports, written into ``out`` (the per error type figures from
     :mod:`groundjudge.report.error_type_plots`)."""
-    from groundjudge.report.error_type_plots import error_type_figures   # it imports this module's helpers
+    from groundjudge.report.error_type_plots import error_type_figures
 
     out.mkdir(parents=True, exist_ok=True)
     made = [tradeoff(comparison, out, cost=False), tradeoff(comparison, out, cost=True), confusions(comparison, out),
