@@ -1,7 +1,8 @@
 """The module Inspect loads through the ``inspect_ai`` entry point: it registers ``groundjudge/grounded``.
 
 It imports Inspect at the top (Inspect itself loads it); everything else reaches the scorer through
-:mod:`groundjudge.integrations.inspect`, which stays importable without the ``[inspect]`` extra.
+:mod:`groundjudge.integrations.inspect`, which stays importable without the ``[inspect]`` extra (the scorer's
+Inspect-free parts are in :mod:`groundjudge.integrations.inspect_fields`).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from typing import Any
 from inspect_ai.scorer import Score, Scorer, Target, mean, scorer, stderr
 from inspect_ai.solver import TaskState
 
-from groundjudge.integrations.inspect import sample_context, score_fields
+from groundjudge.integrations.inspect_fields import sample_context, score_fields
 from groundjudge.integrations.judging import LoopJudge
 
 
