@@ -13,7 +13,8 @@ the unsupported claims; human labels of the run (``RUN/labels.jsonl``) become ``
 kind ``HUMAN``. The other examples go to a Phoenix dataset (question and documents as input, the gold label as the
 reference output) and one experiment whose runs are the answers and whose evaluations are the verdicts
 (:mod:`groundjudge.integrations.phoenix_dataset`). ``serve --phoenix URL`` annotates live
-(:class:`LiveAnnotator`).
+(:class:`LiveAnnotator`). How Phoenix stores a verdict (name, annotator kind, label, score, explanation, metadata)
+is in :mod:`groundjudge.integrations.phoenix_fields`, shared by both.
 
 Needs the ``[phoenix]`` extra (``arize-phoenix-client``); importing this module imports neither Phoenix nor its
 client. ``PHOENIX_API_KEY`` is sent when set (a Phoenix with auth).
@@ -28,13 +29,13 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from groundjudge.integrations.extras import require
-from groundjudge.integrations.verdicts import VerdictView, explanation
-
-ANNOTATION_PREFIX = "groundjudge:"
-"""Span annotations and experiment evaluations are named ``groundjudge:<judge>`` (``groundjudge:human``)."""
-
-HUMAN = "human"
-"""The name (after the prefix) of the human labels' annotations."""
+from groundjudge.integrations.phoenix_fields import (  # noqa: F401  (re-exported: how Phoenix stores a verdict)
+    ANNOTATION_PREFIX,
+    HUMAN,
+    annotator_kind,
+    verdict_fields,
+)
+from groundjudge.integrations.verdicts import VerdictView
 
 BATCH = 100
 """Annotations sent per request."""
@@ -56,20 +57,6 @@ def client_for(endpoint: str, api_key: str | None = None) -> Any:
     client = require("phoenix.client", "phoenix")
     key = api_key or os.environ.get("PHOENIX_API_KEY")
     return client.Client(base_url=endpoint.rstrip("/"), api_key=key)
-
-
-def annotator_kind(view: VerdictView) -> str:
-    """``LLM`` when a language model produced the verdict (its path names ``llm:``), else ``CODE``."""
-    return "LLM" if view.path.startswith("llm:") or ":llm:" in view.path else "CODE"
-
-
-def verdict_fields(view: VerdictView) -> dict[str, Any]:
-    """Name, annotator kind, label, score, explanation and metadata of a verdict, as Phoenix stores them."""
-    metadata = {key: value for key, value in (("path", view.path), ("threshold", view.threshold),
-                                              ("model", view.model), ("abstain_reason", view.abstain_reason),
-                                              ("example_id", view.example_id)) if value is not None}
-    return {"name": ANNOTATION_PREFIX + view.judge, "annotator_kind": annotator_kind(view), "label": view.label,
-            "score": view.score, "explanation": explanation(view), "metadata": metadata}
 
 
 def span_id_of(view: VerdictView) -> str | None:

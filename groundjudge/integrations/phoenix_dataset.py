@@ -12,7 +12,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any
 
-from groundjudge.integrations.phoenix import ANNOTATION_PREFIX, HUMAN, verdict_fields
+from groundjudge.integrations.phoenix_fields import ANNOTATION_PREFIX, HUMAN, verdict_fields
 from groundjudge.integrations.verdicts import VerdictView
 
 
