@@ -27,6 +27,7 @@ from email.parser import BytesParser
 from email.policy import HTTP
 from typing import TYPE_CHECKING, Any, Callable
 
+from groundjudge.testing.bodies import error_body, reply_body
 from groundjudge.testing.faults import Reply, Request
 
 if TYPE_CHECKING:
@@ -116,8 +117,6 @@ class BatchStore:
         """Answer every line once (lazily, when the batch finalizes) with the scripted replies."""
         if batch.outcomes is not None:
             return batch.outcomes
-        from groundjudge.testing.routes import _error_body, _reply_body
-
         path = "/v1/chat/completions" if batch.api == "openai" else "/v1/messages"
         outcomes = []
         for index, (custom_id, body) in enumerate(batch.lines):
@@ -133,8 +132,8 @@ class BatchStore:
                 else scripted._next_reply(request)
             if reply.fault in ("drop", "truncate"):
                 reply = Reply(status=500, content=f"line failed ({reply.fault})")
-            status, payload = _reply_body(request, reply) if reply.status == 200 else \
-                (reply.status, _error_body(batch.api, reply.status, str(reply.content or "error")))
+            status, payload = reply_body(request, reply) if reply.status == 200 else \
+                (reply.status, error_body(batch.api, reply.status, str(reply.content or "error")))
             outcomes.append({"custom_id": custom_id, "kind": "ok" if status == 200 else "failed", "status": status,
                              "payload": payload})
         batch.outcomes = outcomes
@@ -234,8 +233,6 @@ def _multipart(content_type: str, raw: bytes) -> dict[str, bytes]:
 
 def handle(handler: _Handler, method: str, path: str, raw: bytes = b"") -> bool:
     """Serve a batch route (True), or say it is not one (False)."""
-    from groundjudge.testing.routes import _error_body
-
     scripted = handler.server.scripted
     store: BatchStore = scripted.batches
     parts = [p for p in path.split("?", 1)[0].strip("/").split("/") if p]
@@ -256,14 +253,14 @@ def handle(handler: _Handler, method: str, path: str, raw: bytes = b"") -> bool:
         return True
 
     def missing(what: str) -> bool:
-        return send(404, _error_body(api, 404, f"no such {what}"))
+        return send(404, error_body(api, 404, f"no such {what}"))
 
     try:
         if api == "openai" and parts[0] == "files":
             if method == "POST" and len(parts) == 1:
                 fields = _multipart(headers.get("content-type", ""), raw)
                 if fields.get("purpose") != b"batch" or "file" not in fields:
-                    return send(400, _error_body(api, 400, "an upload needs purpose=batch and a file"))
+                    return send(400, error_body(api, 400, "an upload needs purpose=batch and a file"))
                 file_id = f"file-{uuid.uuid4().hex[:24]}"
                 store.files[file_id] = fields["file"]
                 store._log("upload", api, file_id=file_id)
@@ -278,7 +275,7 @@ def handle(handler: _Handler, method: str, path: str, raw: bytes = b"") -> bool:
             body = json.loads(raw or b"{}")
             lines = _openai_input(store, body) if api == "openai" else _anthropic_input(body)
             if isinstance(lines, str):
-                return send(400, _error_body(api, 400, lines))
+                return send(400, error_body(api, 400, lines))
             batch = _Batch(id=(f"batch_{uuid.uuid4().hex[:24]}" if api == "openai" else
                                f"msgbatch_{uuid.uuid4().hex[:24]}"), api=api, lines=lines, headers=headers,
                            host=headers.get("host", "127.0.0.1"), plan=store.plan,
@@ -303,11 +300,11 @@ def handle(handler: _Handler, method: str, path: str, raw: bytes = b"") -> bool:
         if method == "GET" and api == "anthropic" and parts[2:] == ["results"]:
             store._log("results", api, batch_id=batch.id)
             if store.state(batch) != "ended":
-                return send(400, _error_body(api, 400, "the batch has not ended"))
+                return send(400, error_body(api, 400, "the batch has not ended"))
             return send(200, _anthropic_results(batch))
         return missing("batch route")
     except (ValueError, KeyError, TypeError) as err:
-        return send(400, _error_body(api, 400, f"bad batch request: {type(err).__name__}: {err}"))
+        return send(400, error_body(api, 400, f"bad batch request: {type(err).__name__}: {err}"))
 
 
 def _openai_input(store: BatchStore, body: dict) -> list[tuple[str, dict]] | str:

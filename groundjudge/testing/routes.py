@@ -1,35 +1,21 @@
-"""The scripted server's wire formats: the HTTP handler's routes (OpenAI chat completions and models,
-Anthropic messages; the batch APIs are in :mod:`~groundjudge.testing.batch_routes`) and the reply and error bodies
-of each provider."""
+"""The scripted server's HTTP handler and its routes: OpenAI chat completions and models, Anthropic messages (the
+batch APIs are in :mod:`~groundjudge.testing.batch_routes`, the reply and error bodies of each provider in
+:mod:`~groundjudge.testing.bodies`)."""
 
 from __future__ import annotations
 
 import json
 import socket
 import threading
-import time
-import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING
 
 from groundjudge.testing import batch_routes
-from groundjudge.testing.faults import MODEL_ID, Reply, Request
+from groundjudge.testing.bodies import error_body, openai_error, reply_body
+from groundjudge.testing.faults import MODEL_ID, Request
 
 if TYPE_CHECKING:
     from groundjudge.testing.scripted_server import ScriptedLLMServer
-
-_OPENAI_ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
-                       404: "not_found_error", 408: "timeout", 413: "invalid_request_error",
-                       422: "invalid_request_error", 429: "rate_limit_exceeded", 503: "service_unavailable"}
-
-
-_ANTHROPIC_ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
-                          404: "not_found_error", 413: "request_too_large", 429: "rate_limit_error",
-                          529: "overloaded_error"}
-
-
-def _rough_tokens(text: str) -> int:
-    return max(1, len(text) // 4)
 
 
 class _Server(ThreadingHTTPServer):
@@ -67,7 +53,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(200, {"object": "list", "data": [
                 {"id": MODEL_ID, "object": "model", "created": 0, "owned_by": "scripted"}]})
         else:
-            self._send_json(404, _openai_error(404, f"no route GET {self.path}"))
+            self._send_json(404, openai_error(404, f"no route GET {self.path}"))
 
     def do_POST(self):
         length = int(self.headers.get("Content-Length") or 0)
@@ -80,7 +66,7 @@ class _Handler(BaseHTTPRequestHandler):
         elif path in ("/v1/messages", "/messages"):
             api = "anthropic"
         else:
-            self._send_json(404, _openai_error(404, f"no route POST {self.path}"))
+            self._send_json(404, openai_error(404, f"no route POST {self.path}"))
             return
         try:
             body = json.loads(raw or b"{}")
@@ -93,9 +79,9 @@ class _Handler(BaseHTTPRequestHandler):
                           body=body if body is not None else {}, api=api)
         scripted = self.server.scripted
         scripted._record(request)
-        error = _error_body(api, 400, f"invalid JSON body: {bad}") if body is None else None
+        error = error_body(api, 400, f"invalid JSON body: {bad}") if body is None else None
         if error is None and body.get("stream"):
-            error = _error_body(api, 400, "streaming is not supported by the scripted server")
+            error = error_body(api, 400, "streaming is not supported by the scripted server")
         if error is not None:
             self._send_json(400, error)
             return
@@ -106,11 +92,11 @@ class _Handler(BaseHTTPRequestHandler):
         if reply.fault == "drop":
             self._drop()
             return
-        status, payload = _reply_body(request, reply)
+        status, payload = reply_body(request, reply)
         if reply.fault == "truncate":
             self._send_json(status, payload, reply.headers, truncate=True)
         elif reply.fault is not None:
-            self._send_json(500, _error_body(api, 500, f"unknown fault {reply.fault!r}"))
+            self._send_json(500, error_body(api, 500, f"unknown fault {reply.fault!r}"))
         else:
             self._send_json(status, payload, reply.headers)
 
@@ -148,67 +134,6 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if truncate:
             self._drop()
-
-
-def _openai_error(status: int, message: str) -> dict:
-    kind = _OPENAI_ERROR_TYPES.get(status, "server_error" if status >= 500 else "invalid_request_error")
-    return {"error": {"message": message, "type": kind, "param": None, "code": kind if status == 429 else str(status)}}
-
-
-def _anthropic_error(status: int, message: str) -> dict:
-    kind = _ANTHROPIC_ERROR_TYPES.get(status, "api_error" if status >= 500 else "invalid_request_error")
-    return {"type": "error", "error": {"type": kind, "message": message}}
-
-
-def _error_body(api: str, status: int, message: str) -> dict:
-    return _openai_error(status, message) if api == "openai" else _anthropic_error(status, message)
-
-
-def _reply_body(request: Request, reply: Reply) -> tuple[int, dict]:
-    """The status and JSON body for a reply (fault aside)."""
-    api, body = request.api, request.body
-    if reply.status != 200:
-        message = reply.content if isinstance(reply.content, str) else f"scripted error {reply.status}"
-        return reply.status, _error_body(api, reply.status, message)
-    model = body.get("model") or MODEL_ID
-    contents = reply.content if isinstance(reply.content, list) else None
-    prompt_tokens = reply.prompt_tokens if reply.prompt_tokens is not None else _rough_tokens(request.text)
-    if api == "openai":
-        if contents is None:
-            n = body.get("n") or 1
-            contents = [reply.content] * (n if isinstance(n, int) and n > 0 else 1)
-        completion_tokens = (reply.completion_tokens if reply.completion_tokens is not None
-                             else sum(_rough_tokens(c or "") for c in contents))
-        return 200, {
-            "id": f"chatcmpl-{uuid.uuid4().hex[:24]}", "object": "chat.completion", "created": int(time.time()),
-            "model": model, "system_fingerprint": None,
-            "choices": [{"index": i, "message": {"role": "assistant", "content": c},
-                         "logprobs": _logprobs(body, reply, c), "finish_reason": "stop"}
-                        for i, c in enumerate(contents)],
-            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                      "total_tokens": prompt_tokens + completion_tokens},
-        }
-    if contents is not None:
-        return 500, _anthropic_error(500, "a list of contents needs an OpenAI request with n > 1")
-    text = reply.content or ""
-    completion_tokens = reply.completion_tokens if reply.completion_tokens is not None else _rough_tokens(text)
-    return 200, {
-        "id": f"msg_{uuid.uuid4().hex[:24]}", "type": "message", "role": "assistant", "model": model,
-        "content": [{"type": "text", "text": text}], "stop_reason": "end_turn", "stop_sequence": None,
-        "usage": {"input_tokens": prompt_tokens, "output_tokens": completion_tokens},
-    }
-
-
-def _logprobs(body: dict, reply: Reply, content: str | None) -> dict | None:
-    """OpenAI's ``logprobs`` object for the first generated token, when the request asked for it."""
-    if not body.get("logprobs") or not content:
-        return None
-    top = reply.top_logprobs or {content.split()[0] if content.split() else content: 0.0}
-    ranked = sorted(top.items(), key=lambda item: -item[1])[:max(int(body.get("top_logprobs") or 0), 1)]
-    token, logprob = ranked[0]
-    entry = lambda t, lp: {"token": t, "logprob": lp, "bytes": list(t.encode())}  # noqa: E731
-    return {"content": [{**entry(token, logprob), "top_logprobs": [entry(t, lp) for t, lp in ranked]}],
-            "refusal": None}
 
 
 def _shutdown(conn: socket.socket) -> None:
