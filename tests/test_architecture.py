@@ -1,5 +1,6 @@
 """The package's shape, read from its source (no import): short signatures, an engine that does not reach up into
-the command line or the report, and a docstring on every public function and class."""
+its faces (the command line, the report, the Python API, the server, the integrations), no import circle between
+its modules, and a docstring on every public function and class."""
 
 from __future__ import annotations
 
@@ -12,10 +13,13 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "groundjudge"
 MAX_PARAMETERS = 8
 """Most parameters a function may take (self / cls not counted; *args, **kwargs and keyword-only ones counted)."""
-ENGINE = ("runs", "judges", "llm", "local_nli", "formats")
-"""Subpackages that are the engine: they serve the faces (CLI, report) and must not import them."""
-FACES = ("groundjudge.cli", "groundjudge.report")
-"""Modules the engine must not import."""
+ENGINE = ("runs", "judges", "llm", "local_nli", "formats", "labels", "perturb", "tune", "security", "experiment",
+          "metrics", "types", "text", "paths", "errors", "consoles")
+"""The engine, as subpackages (``runs``) and modules (``metrics``: metrics.py): it serves the faces and must not
+import them."""
+FACES = ("groundjudge.cli", "groundjudge.report", "groundjudge.api", "groundjudge.serve", "groundjudge.integrations")
+"""The faces (the command line, the report, the Python API, the server, the integrations): the engine must not
+import them."""
 
 
 def _modules() -> list[Path]:
@@ -51,6 +55,16 @@ def _package_of(path: Path) -> str:
     return ".".join(path.relative_to(PACKAGE.parent).parts[:-1])
 
 
+def _absolute(node: ast.ImportFrom, package: str) -> str:
+    """The module a ``from ... import`` names, a relative one made absolute against the importer's ``package``."""
+    base = node.module or ""
+    if node.level:
+        parts = package.split(".")
+        anchor = ".".join(parts[:len(parts) - node.level + 1])
+        base = f"{anchor}.{base}" if base else anchor
+    return base
+
+
 def _imported_modules(tree: ast.Module, package: str) -> Iterator[tuple[int, str]]:
     """Every module an import statement of the module names (inside functions too), relative ones made absolute
     against its ``package``; ``from package import name`` yields ``package.name`` as well (it may be a module)."""
@@ -59,11 +73,7 @@ def _imported_modules(tree: ast.Module, package: str) -> Iterator[tuple[int, str
             for alias in node.names:
                 yield node.lineno, alias.name
         elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parts = package.split(".")
-                anchor = ".".join(parts[:len(parts) - node.level + 1])
-                base = f"{anchor}.{base}" if base else anchor
+            base = _absolute(node, package)
             yield node.lineno, base
             for alias in node.names:
                 yield node.lineno, f"{base}.{alias.name}"
@@ -85,13 +95,126 @@ def test_the_parameter_count_skips_self_and_counts_the_rest() -> None:
     assert _parameter_count(method) == 5
 
 
-@pytest.mark.parametrize("subpackage", ENGINE)
-def test_the_engine_imports_no_face(subpackage: str) -> None:
+def _files_of(part: str) -> list[Path]:
+    """The files of an engine part: a subpackage's modules, or the one module (``metrics``: metrics.py)."""
+    folder = PACKAGE / part
+    return sorted(folder.rglob("*.py")) if folder.is_dir() else [PACKAGE / f"{part}.py"]
+
+
+@pytest.mark.parametrize("part", ENGINE)
+def test_the_engine_imports_no_face(part: str) -> None:
+    files = _files_of(part)
+    assert all(path.is_file() for path in files), f"groundjudge/{part} is gone: update ENGINE"
     found = [f"{_name(path)}:{line} imports {module}"
-             for path in sorted((PACKAGE / subpackage).rglob("*.py"))
+             for path in files
              for line, module in _imported_modules(_tree(path), _package_of(path))
              if any(_is_under(module, face) for face in FACES)]
-    assert not found, f"groundjudge/{subpackage} reaches up into the CLI or the report:\n" + "\n".join(found)
+    assert not found, f"groundjudge/{part} reaches up into a face ({', '.join(FACES)}):\n" + "\n".join(found)
+
+
+def _module_of(path: Path) -> str:
+    """The dotted module a file is (a package's ``__init__.py`` is the package: ``groundjudge.runs``)."""
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or \
+        (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
+def _run_time_nodes(tree: ast.AST) -> Iterator[ast.AST]:
+    """Every node under ``tree`` but those in an ``if TYPE_CHECKING:`` block (read by type checkers, never run;
+    its ``else:`` does run)."""
+    for child in ast.iter_child_nodes(tree):
+        if isinstance(child, ast.If) and _is_type_checking(child.test):
+            for node in child.orelse:
+                yield node
+                yield from _run_time_nodes(node)
+            continue
+        yield child
+        yield from _run_time_nodes(child)
+
+
+def _run_time_imports(tree: ast.Module, package: str, modules: set[str]) -> Iterator[tuple[int, str]]:
+    """The package modules a module imports when it runs (inside functions too, not for type checkers only):
+    ``from pkg import name`` imports the submodule ``pkg.name`` where there is one, else ``pkg`` itself."""
+    for node in _run_time_nodes(tree):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = _absolute(node, package)
+            names = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base for alias in node.names]
+        else:
+            continue
+        yield from ((node.lineno, name) for name in names if name in modules)
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The import circles of a module graph (module -> the modules it imports): its strongly connected components
+    of two modules or more (Tarjan), each sorted, in order."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in sorted(graph.get(node, ())):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while not component or component[-1] != node:
+                component.append(stack.pop())
+                on_stack.discard(component[-1])
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return sorted(cycles)
+
+
+def test_the_cycle_finder_finds_each_circle_once() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a", "d"}, "d": {"e"}, "e": {"d"}, "f": {"a", "f"}, "g": set()}
+    assert _cycles(graph) == [["a", "b", "c"], ["d", "e"]]
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": set()}) == []
+
+
+def test_the_cycle_check_reads_run_time_imports_module_to_module() -> None:
+    source = ("from typing import TYPE_CHECKING\nfrom groundjudge.runs import records, LATEST\n"
+              "if TYPE_CHECKING:\n    from groundjudge.cli import common\n"
+              "def late():\n    from ..judges.config import JudgeConfig\n")
+    modules = {"groundjudge.runs", "groundjudge.runs.records", "groundjudge.cli.common", "groundjudge.judges.config"}
+    found = {module for _, module in _run_time_imports(ast.parse(source), "groundjudge.runs", modules)}
+    assert found == {"groundjudge.runs.records", "groundjudge.runs", "groundjudge.judges.config"}
+
+
+def test_no_import_circles_between_the_package_modules() -> None:
+    paths = {_module_of(path): path for path in _modules()}
+    modules = set(paths)
+    lines: dict[tuple[str, str], set[int]] = {}
+    for module, path in paths.items():
+        for line, target in _run_time_imports(_tree(path), _package_of(path), modules):
+            if target != module:
+                lines.setdefault((module, target), set()).add(line)
+    graph: dict[str, set[str]] = {module: set() for module in modules}
+    for module, target in lines:
+        graph[module].add(target)
+    cycles = _cycles(graph)
+    told = [f"{' <-> '.join(cycle)}:\n" + "\n".join(
+        f"    {_name(paths[a])}:{','.join(map(str, sorted(lines[a, b])))} imports {b}"
+        for a in cycle for b in sorted(graph[a]) if b in cycle) for cycle in cycles]
+    assert not cycles, (f"{len(cycles)} import circle(s); move the names both sides need into a module of their "
+                        "own:\n" + "\n".join(told))
 
 
 def _is_public(node: ast.AST) -> bool:
