@@ -2,12 +2,14 @@
 store under a temporary folder logs its feedback (read back with the MlflowClient), with the documents from
 ``expectations["context"]`` or from a trace's RETRIEVER span, and an abstention as a Feedback with an error.
 
-MLflow 3 pins pyarrow below the [pandas] extra's tested version, so these tests run in the environment that has
-the [mlflow] extra (``pip install -e ".[mlflow]" pytest``); elsewhere they are skipped."""
+MLflow 3 pins pyarrow below the [pandas] extra's tested version, so these tests run in the integrations
+environment, where all five adapters' extras install together with constraints/integrations.txt (see
+docs/integrations/index.md); elsewhere they are skipped."""
 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
@@ -17,6 +19,7 @@ os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
 from mlflow.entities import Document, SpanType  # noqa: E402
 from mlflow.tracking import MlflowClient  # noqa: E402
 
+from conftest import ROOT  # noqa: E402
 from groundjudge.integrations.mlflow import Groundedness, context_of  # noqa: E402
 
 CONTEXT = ("Residential Tenancies Act, Section 12. A landlord must return the security deposit within 30 days "
@@ -25,14 +28,32 @@ GROUNDED = "A landlord must return the security deposit within 30 days after the
 UNGROUNDED = "Tenants may keep the keys for a year after they move out."
 
 
+@pytest.fixture(scope="module", autouse=True)
+def nothing_written_into_the_working_tree():
+    """MLflow's defaults write into the working directory: ./mlflow.db as the tracking store, ./mlruns for an
+    experiment's artifacts. These tests must leave neither there nor at the repository's root (which .gitignore
+    hides from ``git status``, so this checks it)."""
+    places = {folder / name for folder in (Path.cwd(), ROOT) for name in ("mlruns", "mlflow.db")}
+    before = {place for place in places if place.exists()}
+    yield
+    assert {place for place in places if place.exists()} <= before
+
+
 @pytest.fixture(scope="module")
 def store(tmp_path_factory):
-    """A sqlite tracking store in a temporary folder, as the current tracking URI, with an experiment."""
+    """A sqlite tracking store in a temporary folder, as the current tracking URI, with an experiment whose
+    artifacts (trace files among them) go to that folder too: an experiment made without an artifact location
+    gets MLflow's default, ./mlruns under the working directory, which is how a test run once wrote (and
+    committed) mlruns/ into the repository."""
     folder = tmp_path_factory.mktemp("mlflow")
     previous = mlflow.get_tracking_uri()
     mlflow.set_tracking_uri(f"sqlite:///{folder / 'mlflow.db'}")
-    experiment = mlflow.set_experiment("groundjudge-tests")
+    artifacts = (folder / "artifacts").as_uri()
+    experiment_id = MlflowClient().create_experiment("groundjudge-tests", artifact_location=artifacts)
+    experiment = mlflow.set_experiment(experiment_id=experiment_id)
+    assert experiment.artifact_location == artifacts
     yield experiment.experiment_id
+    mlflow.flush_trace_async_logging()   # the traces still queued go to this store, not to the next tracking URI
     mlflow.set_tracking_uri(previous)
 
 
