@@ -4,7 +4,7 @@ store under a temporary folder logs its feedback (read back with the MlflowClien
 
 MLflow 3 pins pyarrow below the [pandas] extra's tested version, so these tests run in the integrations
 environment, where all five adapters' extras install together with constraints/integrations.txt (see
-docs/integrations/index.md); elsewhere they are skipped."""
+docs/integrations/environment.md); elsewhere they are skipped."""
 
 from __future__ import annotations
 

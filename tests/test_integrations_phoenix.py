@@ -4,8 +4,8 @@ through its API), and, for answers without a span id, a dataset and an experimen
 The server is ``phoenix serve`` on 127.0.0.1 with sqlite in a temporary folder (tests/phoenix_server.py), started
 once for the module. The run judges 8 answers with a local judge (quip: annotator_kind CODE) and an LLM judge talking
 to the scripted OpenAI server (LLM); 4 answers carry the span ids of spans logged into Phoenix first, and two have a
-human label in the run folder (HUMAN). Runs where the ``[phoenix]`` extra is installed (its own environment: see
-docs/integrations/phoenix.md).
+human label in the run folder (HUMAN). Runs where the ``[phoenix]`` extra is installed (the integrations environment,
+installed with constraints/integrations.txt: see docs/integrations/environment.md).
 """
 
 from __future__ import annotations

@@ -3,7 +3,8 @@
 The local judge (quip) needs no model. RAGAS's faithfulness needs an LLM: it talks to the scripted OpenAI server
 (``llm_server``), which answers RAGAS's two prompts (statements, then their verdicts against the context) from the
 oracle's word overlap, and groundjudge's own prompts (an LLM ``claims`` judge in the same evaluate) as usual.
-Runs where the ``[ragas]`` extra is installed (its own environment: see docs/integrations/ragas.md).
+Runs where the ``[ragas]`` extra is installed (the integrations environment, installed with
+constraints/integrations.txt: see docs/integrations/environment.md).
 """
 
 from __future__ import annotations
