@@ -16,6 +16,25 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "datasets"
 
+try:   # hypothesis keeps its example database in memory: no .hypothesis/ folder in the working tree
+    from hypothesis import settings as _hypothesis_settings
+    from hypothesis.database import InMemoryExampleDatabase
+except ImportError:   # the integration environments install no hypothesis
+    pass
+else:
+    _hypothesis_settings.register_profile("groundjudge", database=InMemoryExampleDatabase())
+    _hypothesis_settings.load_profile("groundjudge")
+
+
+@pytest.fixture(scope="session")
+def artifacts(tmp_path_factory) -> Path:
+    """Where the browser tests save their screenshots: $GROUNDJUDGE_TEST_ARTIFACTS if set (CI may keep them),
+    else a temporary folder; never the working tree."""
+    chosen = os.environ.get("GROUNDJUDGE_TEST_ARTIFACTS")
+    folder = Path(chosen) if chosen else tmp_path_factory.mktemp("artifacts")
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
 
 @pytest.fixture
 def shared_datasets() -> Path:

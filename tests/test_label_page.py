@@ -28,7 +28,6 @@ from groundjudge.labels.queue import queue_for_run, read_queue, write_queue
 from groundjudge.labels.store import read_labels
 from groundjudge.runs.records import read_records
 
-ARTIFACTS = ROOT / "tests" / "artifacts"
 HOSTILE = 'Rent is due <img src=x onerror="window.__xss=1"> monthly.<script>window.__xss=2</script>'
 HOSTILE_DOC = ('Clause 9. <b>Rent</b> is due monthly. <img src=y onerror="window.__xss=3">'
                '<script>window.__xss=4</script>')
@@ -122,7 +121,7 @@ def browser():
         yield driver
 
 
-def test_label_five_items_with_the_keyboard_across_a_killed_server(browser, run):
+def test_label_five_items_with_the_keyboard_across_a_killed_server(browser, run, artifacts):
     from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
@@ -137,8 +136,10 @@ def test_label_five_items_with_the_keyboard_across_a_killed_server(browser, run)
     def press(key: str) -> None:
         ActionChains(browser).send_keys(key).perform()
 
-    def wait_for(item_id: str) -> None:
+    def wait_for(item_id: str) -> None:   # shown, and the server's fresh copy of it in place
         WebDriverWait(browser, 20).until(lambda b: b.find_element(By.ID, "item-id").text == item_id)
+        WebDriverWait(browser, 20).until(
+            lambda b: b.find_element(By.TAG_NAME, "body").get_attribute("data-loaded") == item_id)
         WebDriverWait(browser, 20).until(lambda b: b.find_element(By.ID, "answer").text.strip())
 
     def label(key: str, expect_next: str) -> None:
@@ -190,8 +191,7 @@ def test_label_five_items_with_the_keyboard_across_a_killed_server(browser, run)
         label(Keys.ARROW_RIGHT, queue[3])
         assert find(By.ID, "progress").text.startswith(f"3 / {len(queue)}")
         assert not severe()
-        ARTIFACTS.mkdir(exist_ok=True)
-        browser.save_screenshot(str(ARTIFACTS / "label_page.png"))
+        browser.save_screenshot(str(artifacts / "label_page.png"))
 
         # killed without warning: every label the page saw saved is on disk
         server.kill()

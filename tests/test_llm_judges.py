@@ -384,9 +384,11 @@ def test_user_prompts_override_and_are_hashed(llm_server, data, tmp_path):
     assert "-- is it grounded in:" in llm_server.requests[0].text
 
 
-def test_500_examples_with_20_percent_faults_killed_and_resumed(llm_server, tmp_path):
+def test_120_examples_with_20_percent_faults_killed_and_resumed(llm_server, tmp_path):
+    """Killed mid-run with 16 calls in flight and a fifth of the replies faulty, then resumed: every answer once.
+    120 answers are enough: the kill lands after 40 records, with retries, parse failures and calls in flight."""
     rows = []
-    for i in range(250):
+    for i in range(60):
         for row in qa_rows(1):
             rows.append({**row, "id": f"{row['id']}-{i}", "context": [row["context"][0] + f" Ref {i}."]})
     data = write_jsonl(tmp_path / "big.jsonl", rows)
@@ -399,7 +401,7 @@ def test_500_examples_with_20_percent_faults_killed_and_resumed(llm_server, tmp_
     proc = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=os.environ)
     deadline = time.monotonic() + 240
     while time.monotonic() < deadline and proc.poll() is None:
-        if records.exists() and records.read_text().count("\n") > 150:
+        if records.exists() and records.read_text().count("\n") > 40:
             break
         time.sleep(0.05)
     assert proc.poll() is None, "finished before it could be killed"
@@ -409,13 +411,13 @@ def test_500_examples_with_20_percent_faults_killed_and_resumed(llm_server, tmp_
         "--concurrency", "16")
     results = read_records(records).results
     ids = [r.example.id for r in results]
-    assert len(ids) == len(set(ids)) == 500
+    assert len(ids) == len(set(ids)) == 120
     for r in results:
         v = r.result.verdict
         assert v.label in ("grounded", "ungrounded") or v.abstain_reason
     faults = sum(c.attempts > 1 or (c.error or "").startswith("parse_failure") for r in results
                  for c in r.result.calls)
-    assert faults > 50   # the faults really happened, and were absorbed
+    assert faults > 10   # the faults really happened (about 24 expected), and were absorbed
 
 
 def _max_lengths(schema) -> list[int]:

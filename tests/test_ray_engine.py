@@ -33,6 +33,7 @@ from groundjudge.runs.ray_engine import OrderedCommit
 from groundjudge.runs.records import read_records
 from groundjudge.testing.oracle import oracle_responder
 
+pytestmark = pytest.mark.xdist_group("ray")   # under -n, one worker runs the Ray tests: one cluster at a time
 NODE = {"num_cpus": 1, "object_store_memory": 100 * 1024 * 1024}
 TIME_KEYS = ("latency", "queue", "wall", "_s", "started", "finished", "run_id")
 

@@ -17,7 +17,6 @@ from groundjudge.report.compare import example_key
 
 pytestmark = pytest.mark.skipif(not (CHROMIUM and CHROMEDRIVER),
                                 reason="needs Debian's chromium and chromium-driver (.ci/run installs them)")
-ARTIFACTS = ROOT / "tests" / "artifacts"
 
 
 @pytest.fixture
@@ -52,7 +51,7 @@ def expected_counts(run) -> dict[str, int]:
             "wrong": len(wrong), "abstain": len(abstain)}
 
 
-def test_report_page_in_a_browser(browser, report):
+def test_report_page_in_a_browser(browser, report, artifacts):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select
 
@@ -126,9 +125,8 @@ def test_report_page_in_a_browser(browser, report):
     calls[0].find_element(By.TAG_NAME, "summary").click()
     assert calls[0].get_attribute("open") is not None
     assert "RAW RESPONSE" in calls[0].text.upper()
-    ARTIFACTS.mkdir(exist_ok=True)
     browser.execute_script("document.getElementById('explorer-section').scrollIntoView()")
-    browser.save_screenshot(str(ARTIFACTS / "report_example.png"))
+    browser.save_screenshot(str(artifacts / "report_example.png"))
 
     # the hostile answer is text on the page, not markup: no <img> is created, its handler never runs
     find(By.ID, "f-search").send_keys("onerror")
@@ -140,11 +138,11 @@ def test_report_page_in_a_browser(browser, report):
     assert browser.execute_script("return window.__xss === undefined")
 
     browser.execute_script("window.scrollTo(0, 0)")
-    browser.save_screenshot(str(ARTIFACTS / "report.png"))
+    browser.save_screenshot(str(artifacts / "report.png"))
     assert not [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
 
 
-def test_suspected_injections_are_marked_in_a_browser(browser, tmp_path):
+def test_suspected_injections_are_marked_in_a_browser(browser, tmp_path, artifacts):
     """Findings of an attack battery: the spans marked in question, document and answer (as text), the badges,
     the filter, and the injection tables."""
     from selenium.webdriver.common.by import By
@@ -181,6 +179,5 @@ def test_suspected_injections_are_marked_in_a_browser(browser, tmp_path):
     # the flagged span is an HTML injection attempt: it stays text
     assert not find_all(By.CSS_SELECTOR, "#detail img, #list img")
     assert browser.execute_script("return window.__inj === undefined")
-    ARTIFACTS.mkdir(exist_ok=True)
     browser.execute_script("document.getElementById('explorer-section').scrollIntoView()")
-    browser.save_screenshot(str(ARTIFACTS / "report_injection.png"))
+    browser.save_screenshot(str(artifacts / "report_injection.png"))

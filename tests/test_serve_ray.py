@@ -29,7 +29,7 @@ from groundjudge.serve.schemas import (BatchResponse, ErrorResponse, FactualCons
 from groundjudge.testing.oracle import oracle_responder  # noqa: E402
 from groundjudge.testing.scripted_server import ScriptedLLMServer  # noqa: E402
 
-pytestmark = pytest.mark.ray
+pytestmark = [pytest.mark.ray, pytest.mark.xdist_group("ray")]   # under -n, one worker for every Ray test
 
 NODE = {"num_cpus": 1, "object_store_memory": 100 * 1024 * 1024}
 CONTEXT = ("Residential Tenancies Act, Section 12. A landlord must return the security deposit within 30 days "

@@ -222,11 +222,16 @@
   async function show(id) {
     if (!id) return;
     current = id;
-    if (cache.has(id)) render(cache.get(id));
+    document.body.dataset.loaded = "";
+    const cached = cache.get(id);
+    if (cached) render(cached);
     try {
       const item = await api("api/items/" + encodeURIComponent(id));
       cache.set(id, item);
-      if (current === id) render(item);
+      // the fresh copy replaces the shown one only if it differs: a re-render would drop a selection the
+      // labeller made in the meantime
+      if (current === id && (!cached || JSON.stringify(cached) !== JSON.stringify(item))) render(item);
+      if (current === id) document.body.dataset.loaded = id;
     } catch (err) { say(err.message, true); }
   }
 
