@@ -42,6 +42,7 @@ def test_pair_agreement_undefined_kappa_and_no_overlap():
     assert pair_agreement({"a": "grounded"}, {"b": "grounded"})["n_both"] == 0
 
 
+@pytest.mark.slow
 def test_unlabelled_run_reports_agreement(tmp_path):
     rows = rent_rows(8)
     for row in rows:
@@ -102,6 +103,7 @@ def test_dawid_skene_recovers_known_accuracies_and_needs_three_judges():
     assert fit_dawid_skene({j: verdicts[j] for j in ("strong", "good")}) is None     # two judges: no hint
 
 
+@pytest.mark.slow
 def test_dawid_skene_in_the_cli_summary_and_report(tmp_path):
     rows = rent_rows(8)
     for row in rows:

@@ -155,6 +155,7 @@ MIXED = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", sorted(MIXED))
 def test_mixed_file_judges_exactly_its_valid_rows(tmp_path, case):
     content, skipped_line = MIXED[case]
@@ -179,6 +180,7 @@ def test_bom_and_crlf_are_read_silently(tmp_path):
     assert records.header.dataset.skipped_rows == 0
 
 
+@pytest.mark.slow
 def test_a_directory_is_read_as_its_sorted_data_files(tmp_path):
     tqa = (b"Type,Category,Question,Best Answer,Correct Answers,Incorrect Answers,Source\n"
            b"A,B,Is water wet?,Yes it is,Yes it is; It is wet,No it is not; Never wet,src\n")

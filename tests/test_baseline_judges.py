@@ -51,6 +51,7 @@ def test_span_match_normalised_and_exact():
     assert long.label == "abstain" and long.abstain_reason == "answer_too_long"
 
 
+@pytest.mark.slow
 def test_cosine_on_the_packaged_minilm():
     supported = judge("cosine:threshold=0.6", "Deposits must be returned by the landlord within 30 days of the lease ending.")
     unrelated = judge("cosine:threshold=0.6", "The court awarded punitive damages for trademark infringement.")

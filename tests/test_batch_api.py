@@ -60,6 +60,7 @@ def online_requests(server) -> list:
     return [r for r in server.requests if r.batch_id is None]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
 def test_a_two_stage_chain_runs_in_two_batches_and_matches_the_online_run(llm_server, data, tmp_path, provider):
     spec = claims(llm_server, provider)
@@ -137,6 +138,7 @@ def test_replies_read_back_before_a_stop_are_charged_after_the_resume(llm_server
     assert llm_server.batches.count("create") == 2
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("failure", ["expired", "failed"])
 def test_lines_without_a_reply_are_retried_online_or_abstain(llm_server, data, tmp_path, failure):
     spec = claims(llm_server)
@@ -196,6 +198,7 @@ def test_the_ledger_records_each_batch_and_its_requests(llm_server, data, tmp_pa
     assert "system" in request.body and request.parse_params["json_mode"] is True
 
 
+@pytest.mark.slow
 def test_facts_shared_between_answers_are_extracted_once_and_recorded_as_online(llm_server, data, tmp_path):
     spec = claims(llm_server).replace("against=context", "against=facts")   # three stages: claims, facts, verify
     assert run(data, tmp_path / "batch", spec, "--batch", cache=tmp_path / "cache-batch") == 0

@@ -7,11 +7,14 @@ import re
 import subprocess
 import sys
 
+import pytest
+
 from conftest import ROOT, cli, qa_rows, write_jsonl
 
 from groundjudge.runs.records import find_records, read_records
 
 
+@pytest.mark.slow
 def test_probe_judges_dev_answers_inside_the_band_with_the_llm(llm_server, tmp_path):
     data = write_jsonl(tmp_path / "qa.jsonl", qa_rows(10))
     run = tmp_path / "local"

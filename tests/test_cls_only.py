@@ -42,6 +42,7 @@ def full_layer_calls(model) -> list[int]:
     return calls
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["bert", "roberta"])
 @pytest.mark.parametrize("attention", ["eager", "sdpa"])
 def test_cls_only_gives_the_full_models_logits(kind, attention):

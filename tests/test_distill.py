@@ -34,6 +34,7 @@ def pairs_of(out) -> list[dict]:
     return [json.loads(line) for line in (out / "pairs" / "train.jsonl").read_text().splitlines()]
 
 
+@pytest.mark.slow
 def test_the_student_learns_the_teachers_verdicts_and_the_card_says_what_they_cost(tmp_path, tiny_base, llm_server):
     data = write_jsonl(tmp_path / "d.jsonl", wrong_gold_rows())
     out = tmp_path / "student"
@@ -60,6 +61,7 @@ def test_the_student_learns_the_teachers_verdicts_and_the_card_says_what_they_co
     assert (out / "teacher" / "records.jsonl").exists() and (out / "student_on_dev" / "records.jsonl").exists()
 
 
+@pytest.mark.slow
 def test_a_resumed_distillation_makes_no_new_teacher_calls(tmp_path, tiny_base, llm_server):
     data = write_jsonl(tmp_path / "d.jsonl", rent_rows(6))
     out = tmp_path / "student"
@@ -75,6 +77,7 @@ def test_a_resumed_distillation_makes_no_new_teacher_calls(tmp_path, tiny_base, 
     assert "not empty" in cli(*common, check=False).stderr
 
 
+@pytest.mark.slow
 def test_the_budget_caps_the_teachers_spend(tmp_path, tiny_base, llm_server):
     data = write_jsonl(tmp_path / "d.jsonl", rent_rows(10))
     out = tmp_path / "student"
@@ -85,6 +88,7 @@ def test_the_budget_caps_the_teachers_spend(tmp_path, tiny_base, llm_server):
     assert facts["labelled"] < facts["answers"]
 
 
+@pytest.mark.slow
 def test_soft_mode_keeps_the_teachers_probability(tmp_path, tiny_base, llm_server):
     data = write_jsonl(tmp_path / "d.jsonl", rent_rows(6))
     out = tmp_path / "student"

@@ -29,6 +29,7 @@ def site(tmp_path_factory) -> Path:
     return out
 
 
+@pytest.mark.slow
 def test_the_site_builds_strictly_with_search(site):
     assert (site / "index.html").is_file()
     assert (site / "search.html").is_file()
@@ -54,6 +55,7 @@ def test_the_reference_is_generated_from_the_code(site):
     assert 'id="groundjudge.api.evaluate"' in api
 
 
+@pytest.mark.slow
 def test_links_to_repository_files_point_at_the_files(site):
     for page, name in ((site / "results.html", "results/README.md"), (site / "howto" / "local-judges.html", "")):
         html = page.read_text(encoding="utf-8")

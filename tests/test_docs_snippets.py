@@ -108,6 +108,7 @@ def _run(block: Block, workspace: Path, namespace: dict) -> None:
 PAGES = [page for page in doc_pages() if blocks(page)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("page", PAGES, ids=[p.relative_to(ROOT).as_posix() for p in PAGES])
 def test_the_page_s_code_blocks_run(page, llm_base, tmp_path, monkeypatch):
     workspace = _workspace(tmp_path, llm_base)

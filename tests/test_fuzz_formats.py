@@ -16,6 +16,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from conftest import ROOT
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -143,6 +145,7 @@ def test_truncated_valid_files_are_named_errors_or_clean_reads(sample, cut, nois
         check_all_readers(write_sample(Path(folder), sample, content[:int(len(content) * cut)] + noise))
 
 
+@pytest.mark.slow
 @FUZZ
 @given(sample=st.sampled_from(sorted(SAMPLES)), edits=st.lists(
     st.tuples(st.floats(min_value=0.0, max_value=1.0), st.integers(min_value=0, max_value=3), BAD_BYTES),
@@ -185,6 +188,7 @@ def json_documents(content: bytes, name: str) -> list[Any]:
     return [json.loads(content)]
 
 
+@pytest.mark.slow
 @FUZZ
 @given(sample=st.sampled_from(JSON_SAMPLES), pick=st.data(), new=JSON_VALUES)
 def test_wrong_json_types_anywhere_are_named_errors_or_clean_reads(sample, pick, new):
@@ -216,6 +220,7 @@ def test_odd_hypothesis_keys_are_quoted_in_the_field_path(tmp_path):
     assert all("\n" not in str(e) for e in errors)
 
 
+@pytest.mark.slow
 @FUZZ
 @given(values=st.dictionaries(st.sampled_from(["id", "context", "answer", "label", "question", "split", "meta",
                                                "error_types", "knowledge", "right_answer", "hallucinated_answer",

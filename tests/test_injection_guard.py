@@ -278,6 +278,7 @@ def test_cut_spans_merges_overlaps_and_tidies_seams():
 
 # --- end to end ------------------------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_the_cli_records_findings_and_the_report_shows_them(llm_server, tmp_path):
     rows = qa_rows(3)
     rows[1]["answer"] += " " + NOTE

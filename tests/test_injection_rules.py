@@ -412,6 +412,7 @@ def test_embedding_false_alarms_on_hard_benign_text_stay_few(embedder):
     assert len(flagged) <= EMBEDDING_BENIGN_CEILING
 
 
+@pytest.mark.slow
 def test_embedding_adds_to_the_rules_on_held_out_phrasings(embedder):
     attacked = [with_template(style, i, HELD_OUT) for style in STYLES for i in range(len(HELD_OUT[style]))]
     scored = embedder.scored_segments([a.answer for a in attacked])

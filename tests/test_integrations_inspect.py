@@ -108,6 +108,7 @@ def test_eval_metrics_leave_the_unscored_sample_out(eval_log: Path) -> None:
     assert result.metrics["mean"].value == pytest.approx(2 / 3)
 
 
+@pytest.mark.slow
 def test_inspect_score_cli_finds_the_scorer_by_its_registered_name(eval_log: Path, tmp_path: Path) -> None:
     rescored = tmp_path / "rescored.eval"
     cli = Path(sys.executable).with_name("inspect")

@@ -160,6 +160,7 @@ def test_run_otel_exports_every_verdict_to_an_otlp_receiver(tmp_path, monkeypatc
     assert by_id["a"]["resource"]["service.name"] == "rag-eval"
 
 
+@pytest.mark.slow
 def test_serve_otel_parents_each_verdict_to_the_request_traceparent(tmp_path):
     pytest.importorskip("fastapi")
     pytest.importorskip("uvicorn")
@@ -184,6 +185,7 @@ def test_serve_otel_parents_each_verdict_to_the_request_traceparent(tmp_path):
     assert event["resource"]["service.name"] == "groundjudge"
 
 
+@pytest.mark.slow
 def test_pytest_groundjudge_otel_exports_the_sessions_verdicts(pytester, monkeypatch):
     pytester.makepyfile(test_gate="from groundjudge.testing import assert_grounded\n\n"
                                   f"def test_grounded():\n    assert_grounded({GROUNDED!r}, {CONTEXT!r}, judge='quip')\n")

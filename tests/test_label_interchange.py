@@ -134,6 +134,7 @@ def _write(path: Path, items) -> Path:
 
 # --- export ------------------------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_label_studio_export_is_tasks_with_one_prediction_per_judge(run, tmp_path):
     cli("label", str(run), "--export", "label-studio", "--to", str(tmp_path / "ls.json"))
     tasks = json.loads((tmp_path / "ls.json").read_text(encoding="utf-8"))

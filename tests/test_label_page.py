@@ -121,6 +121,7 @@ def browser():
         yield driver
 
 
+@pytest.mark.slow
 def test_label_five_items_with_the_keyboard_across_a_killed_server(browser, run, artifacts):
     from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.by import By
@@ -222,6 +223,7 @@ def test_label_five_items_with_the_keyboard_across_a_killed_server(browser, run,
 
 # --- the API -----------------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_bad_labels_are_refused_with_the_reason_and_nothing_written(run):
     labels_file = run / "labels.jsonl"
     queue = [item.id for item in read_queue(run)]
@@ -290,6 +292,7 @@ def test_bad_labels_are_refused_with_the_reason_and_nothing_written(run):
     assert not (run / ".groundjudge.lock").exists()          # a stopped server leaves the folder unlocked
 
 
+@pytest.mark.slow
 def test_two_labellers_share_the_overlap_and_split_the_rest(run):
     queue = [item.id for item in read_queue(run)]
     # an earlier label, its line without a newline (edited by hand): the next append still starts a line

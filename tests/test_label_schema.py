@@ -80,12 +80,14 @@ def run_cases(page, method: str, path: str, mode: GenerationMode, max_examples: 
     check()
 
 
+@pytest.mark.slow
 def test_the_schema_has_every_operation(page):
     schema = schemathesis.openapi.from_dict(page[1])
     found = {(result.ok().method.upper(), result.ok().path) for result in schema.get_all_operations()}
     assert found == set(OPERATIONS)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method, path", OPERATIONS)
 def test_valid_requests_conform(page, method, path):
     run_cases(page, method, path, GenerationMode.POSITIVE, 25, CONFORMANCE)

@@ -58,6 +58,7 @@ def test_uniform_queue_is_a_seeded_random_order():
     assert all(item.pi == 1.0 for item in queue)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("strategy", ["stratified", "uniform"])
 def test_intervals_cover_the_true_difference(strategy):
     """1,000 synthetic corpora, two judges of known accuracy, 60 labels in queue order: the 95% intervals of
@@ -100,6 +101,7 @@ def _run(tmp_path):
     return out, {r["id"]: r["label"] for r in rows}
 
 
+@pytest.mark.slow
 def test_label_queue_and_estimate_end_to_end(tmp_path):
     out, gold = _run(tmp_path)
     result = cli("label", str(out), "--no-serve", "--size", "12", "--seed", "1")
@@ -140,6 +142,7 @@ def test_bad_labels_file_names_file_line_field(tmp_path, line, expected):
         read_labels(path, {"g1"})
 
 
+@pytest.mark.slow
 def test_bad_labels_stop_the_estimate_with_nothing_written(tmp_path):
     out, _ = _run(tmp_path)
     (out / "labels.jsonl").write_bytes(b'{"id": "g1", "label": "grounded"}\n{"id": "g2", "note": "\xff"}\n')
@@ -148,6 +151,7 @@ def test_bad_labels_stop_the_estimate_with_nothing_written(tmp_path):
     assert not (out / "estimates.json").exists()
 
 
+@pytest.mark.slow
 def test_human_labels_as_gold_in_run_summarize_and_report(tmp_path):
     out, gold = _run(tmp_path)
     records = [json.loads(line) for line in (out / "records.jsonl").read_text().splitlines()[1:]]
@@ -232,6 +236,7 @@ def _ppi_runs(reference: float, corpora: int, seed: int):
                 yield judge, truth, result.judges[judge]
 
 
+@pytest.mark.slow
 def test_ppi_intervals_cover_the_truth_and_are_narrower_with_a_good_reference():
     """1,000 synthetic corpora of 400 answers, 60 labels of a uniform queue, a reference judge right on 93% of
     answers: the PPI++ 95% intervals of each judge's accuracy and balanced accuracy over the whole corpus cover the
@@ -284,6 +289,7 @@ def test_ppi_only_on_a_uniform_queue_and_default_reference():
         ppi_estimates(verdicts, REF_JUDGES, gold, uniform, "Z")
 
 
+@pytest.mark.slow
 def test_estimate_gives_ppi_on_a_uniform_queue_in_the_file_the_cli_and_the_panel(tmp_path):
     from fastapi.testclient import TestClient
 

@@ -108,6 +108,7 @@ def queued_run(tmp_path, llm_server):
     return out, spec, shown.stdout
 
 
+@pytest.mark.slow
 def test_service_time_is_recorded_apart_from_the_queue(queued_run):
     out, spec, _ = queued_run
     results = read_records(out / "records.jsonl").results
@@ -122,6 +123,7 @@ def test_service_time_is_recorded_apart_from_the_queue(queued_run):
     assert max(r.result.queue_s for r in results) >= (N_EXAMPLES - 2) * DELAY_S
 
 
+@pytest.mark.slow
 def test_the_summary_says_what_the_latency_is_and_where_it_was_measured(queued_run):
     out, spec, shown = queued_run
     summary = json.loads((out / "summary.json").read_text())
@@ -134,6 +136,7 @@ def test_the_summary_says_what_the_latency_is_and_where_it_was_measured(queued_r
     assert "@1" in shown
 
 
+@pytest.mark.slow
 def test_report_latency_columns_name_the_concurrency(queued_run, tmp_path):
     out, _, _ = queued_run
     cli("report", str(out), "--out", str(tmp_path / "report"))
@@ -143,6 +146,7 @@ def test_report_latency_columns_name_the_concurrency(queued_run, tmp_path):
     assert "latency p50 s @1" in (tmp_path / "report" / "report.html").read_text()
 
 
+@pytest.mark.slow
 def test_more_requests_in_flight_than_the_server_serves_is_noted(tmp_path, llm_server):
     """An explicit concurrency above a local server's slots (1 when it does not say) counts the server's queue as
     latency: the summary names the slots and says so; at the default (auto) the note is absent."""

@@ -34,6 +34,7 @@ def settings(server, **kw) -> LLMSettings:
     return LLMSettings(**{**base, **kw})
 
 
+@pytest.mark.slow
 def test_retries_transient_faults_then_succeeds(llm_server):
     llm_server.push(Reply(status=429, headers={"Retry-After": "0"}), Reply(status=500), Reply(fault="drop"),
                     Reply(fault="truncate"))

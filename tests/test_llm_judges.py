@@ -36,6 +36,7 @@ def data(tmp_path):
     return write_jsonl(tmp_path / "qa.jsonl", qa_rows(6))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name,extra", [
     ("direct", ""), ("direct", "template=lynx"), ("claims", "threshold=1.0"),
     ("claims", "against=context,threshold=1.0"), ("triplets", ""), ("selfcheck", "samples=2,threshold=0.5"),
@@ -262,6 +263,7 @@ def test_placeholder_only_extraction_abstains_without_a_check_call(llm_server):
     assert len(result.calls) == 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("aggregation,calibrated", [("strict", False), ("majority", False), ("soft", True)])
 def test_triplets_are_calibrated_only_when_their_rule_uses_the_threshold(llm_server, data, tmp_path, aggregation,
                                                                          calibrated):
@@ -286,6 +288,7 @@ def test_selfcheck_needs_a_question(llm_server):
     assert verdict.abstain_reason == "no_question" and not llm_server.requests
 
 
+@pytest.mark.slow
 def test_fallback_when_key_missing_or_provider_down(data, tmp_path):
     no_key = "fallback:primary=claims:model=openai/gpt-4o-mini,secondary={quip:n=8,threshold=0.5}"
     down = "fallback:primary={direct:model=openai/gpt-4o-mini,api_base=http://127.0.0.1:9/v1,max_attempts=2," \
@@ -303,6 +306,7 @@ def test_fallback_when_key_missing_or_provider_down(data, tmp_path):
     assert summary["judges"][no_key]["fallbacks"] == 12 and summary["judges"][down]["fallbacks"] == 12
 
 
+@pytest.mark.slow
 def test_budget_exhausted_run_falls_back(llm_server, data, tmp_path):
     spec = f"fallback:primary={{direct:model=openai/gpt-4o-mini,api_base={llm_server.openai_base}}},secondary=quip:n=8"
     out = tmp_path / "run"
@@ -313,6 +317,7 @@ def test_budget_exhausted_run_falls_back(llm_server, data, tmp_path):
     assert len(llm_server.requests) < 12
 
 
+@pytest.mark.slow
 def test_cascade_escalates_only_the_uncertain_band(llm_server, data, tmp_path):
     spec = (f"cascade:local={{quip:n=8,threshold=0.95}},llm={{claims:model=openai/gpt-4o-mini,"
             f"api_base={llm_server.openai_base},threshold=1.0}},band=0.0-0.999")
@@ -327,6 +332,7 @@ def test_cascade_escalates_only_the_uncertain_band(llm_server, data, tmp_path):
     assert "latency_s_uncached" not in summary     # every call was made: nothing to add back
 
 
+@pytest.mark.slow
 def test_cascade_reusing_cached_claims_reports_the_latency_of_the_calls_it_reused(llm_server, data, tmp_path):
     from groundjudge.testing.oracle import oracle_responder
 
@@ -344,6 +350,7 @@ def test_cascade_reusing_cached_claims_reports_the_latency_of_the_calls_it_reuse
     assert summary["latency_s_uncached"]["mean"] >= summary["latency_s"]["mean"] + 0.2
 
 
+@pytest.mark.slow
 def test_second_run_makes_no_calls_and_replay_needs_no_network(llm_server, data, tmp_path):
     spec = llm(llm_server, "claims", "threshold=1.0")
     first, second = tmp_path / "one", tmp_path / "two"
@@ -360,6 +367,7 @@ def test_second_run_makes_no_calls_and_replay_needs_no_network(llm_server, data,
     assert "12 identical, 0 differ; 0 new LLM calls" in result.stdout
 
 
+@pytest.mark.slow
 def test_dry_run_estimates_without_calling(llm_server, data, tmp_path):
     result = cli("run", str(data), "--judge", llm(llm_server, "claims", "threshold=1.0"), "--out",
                  str(tmp_path / "run"), "--dry-run", "--dev-fraction", "0")
@@ -367,6 +375,7 @@ def test_dry_run_estimates_without_calling(llm_server, data, tmp_path):
     assert not (tmp_path / "run" / "records.jsonl").exists()
 
 
+@pytest.mark.slow
 def test_user_prompts_override_and_are_hashed(llm_server, data, tmp_path):
     prompts = tmp_path / "prompts"
     prompts.mkdir()
@@ -384,6 +393,7 @@ def test_user_prompts_override_and_are_hashed(llm_server, data, tmp_path):
     assert "-- is it grounded in:" in llm_server.requests[0].text
 
 
+@pytest.mark.slow
 def test_120_examples_with_20_percent_faults_killed_and_resumed(llm_server, tmp_path):
     """Killed mid-run with 16 calls in flight and a fifth of the replies faulty, then resumed: every answer once.
     120 answers are enough: the kill lands after 40 records, with retries, parse failures and calls in flight."""

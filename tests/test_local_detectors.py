@@ -251,6 +251,7 @@ def detector_run(models, tmp_path_factory):
     return out, specs
 
 
+@pytest.mark.slow
 def test_each_detector_runs_end_to_end_and_the_report_carries_the_spans(detector_run):
     out, specs = detector_run
     records = read_records(out / "records.jsonl")

@@ -246,6 +246,7 @@ def test_missing_model_is_a_clear_error(tmp_path, monkeypatch):
         build_judge("crossencoder")
 
 
+@pytest.mark.slow
 def test_nli_and_crossencoder_from_the_cli(tmp_path):
     model = tiny_model(tmp_path / "m", bias=(0.0, 1.0, 0.0))
     (tmp_path / "m" / "groundjudge_card.json").write_text(json.dumps({"max_length": 96, "tau": 0.4}))
@@ -284,6 +285,7 @@ def test_views_support_mass_types_and_bound(tmp_path):
     assert error_correlation(same) == pytest.approx(1.0)
 
 
+@pytest.mark.slow
 def test_views_run_reports_view_independence(tmp_path):
     model = tiny_model(tmp_path / "m", bias=(0.0, 6.0, 0.0))      # every view entails everything
     data = write_jsonl(tmp_path / "d.jsonl", rent_rows(3))

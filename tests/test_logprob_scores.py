@@ -202,6 +202,7 @@ def test_list_items_in_braces_are_inner_specs():
 
 # --- the CLI: calibration on a dev sample, summary, replay
 
+@pytest.mark.slow
 def test_calibrate_sample_fits_the_threshold_on_that_many_dev_answers(llm_server, tmp_path):
     data = write_jsonl(tmp_path / "qa.jsonl", qa_rows(12))
     out = tmp_path / "run"

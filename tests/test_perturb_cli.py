@@ -46,6 +46,7 @@ def perturbed(tmp_path_factory):
     return out, result, requests, spec
 
 
+@pytest.mark.slow
 def test_all_six_types_are_written_and_load_back(perturbed):
     out, result, requests, _ = perturbed
     loaded = load_examples([out])
@@ -85,6 +86,7 @@ def test_the_rejections_are_written_next_to_the_output(perturbed):
         assert reason in result.stdout and n == sum(r["reason"] == reason for r in report["rejections"])
 
 
+@pytest.mark.slow
 def test_the_same_seed_gives_the_same_file(perturbed, tmp_path, capsys):
     out, _, _, spec = perturbed
     from groundjudge.testing.scripted_server import ScriptedLLMServer

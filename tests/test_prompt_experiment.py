@@ -83,6 +83,7 @@ def experiment(tmp_path_factory):
     server.stop()
 
 
+@pytest.mark.slow
 def test_the_matrix_expands_into_readable_names_and_records_each_prompt(experiment):
     _, out, _, _ = experiment
     header = read_records(out / "records.jsonl").header
@@ -113,6 +114,7 @@ def test_the_variants_share_the_extraction_calls(experiment):
     assert later and all(c.cached for c in later)
 
 
+@pytest.mark.slow
 def test_summary_compares_the_variants_and_measures_stability(experiment):
     _, out, _, _ = experiment
     summary = json.loads((out / "summary.json").read_text())
@@ -152,6 +154,7 @@ def test_report_shows_the_variants_and_export_round_trips(experiment, tmp_path):
     assert {(j, e): lab for j, e, lab in zip(verdicts["judge"], verdicts["example_id"], verdicts["label"])} == mine
 
 
+@pytest.mark.slow
 def test_python_api_reruns_the_experiment_from_the_cache(experiment, tmp_path):
     path, out, _, server = experiment
     before = len(server.requests)
@@ -164,6 +167,7 @@ def test_python_api_reruns_the_experiment_from_the_cache(experiment, tmp_path):
     assert len(run.summary.variants) == 3
 
 
+@pytest.mark.slow
 def test_replay_without_the_prompt_folders_rebuilds_them_from_the_header(experiment, tmp_path):
     path, out, _, server = experiment
     shutil.rmtree(path.parent / "prompts")        # the variants' folders are gone: the header has their text

@@ -63,6 +63,7 @@ def table(lines: list[str]) -> dict[str, list[str]]:
     return rows
 
 
+@pytest.mark.slow
 def test_pass_and_fail_with_the_verdict_score_threshold_and_unsupported_claims(pytester):
     gate_file(pytester, """
         def test_grounded():
@@ -111,6 +112,7 @@ def test_pass_and_fail_with_the_verdict_score_threshold_and_unsupported_claims(p
     assert "5 verdicts: 2 passed, 2 failed, 1 not asserted" in out
 
 
+@pytest.mark.slow
 def test_a_judge_that_is_not_deterministic_gets_a_verdict_from_repeats_and_pass_rate(pytester):
     def reply(label: str) -> Reply:
         return Reply(content=json.dumps({"reasoning": "checked", "verdict": label, "score": 0.9 if label == "grounded"
@@ -152,6 +154,7 @@ def test_a_judge_that_is_not_deterministic_gets_a_verdict_from_repeats_and_pass_
     assert rows["test_gate.py::test_a_local_judge_repeated"] == ["PASS grounded 1.000 0.500 3/3 quip"]
 
 
+@pytest.mark.slow
 def test_under_xdist_the_controller_prints_every_verdict_once_and_alone_records_them(pytester, tmp_path):
     pytest.importorskip("xdist")
     body = "".join(f"""
@@ -183,6 +186,7 @@ def test_under_xdist_the_controller_prints_every_verdict_once_and_alone_records_
     assert not list(record.glob("*.lock"))
 
 
+@pytest.mark.slow
 def test_record_then_replay_with_the_server_stopped(pytester, tmp_path, monkeypatch):
     server = ScriptedLLMServer(oracle_responder).start()
     spec = llm_spec(server)
@@ -273,6 +277,7 @@ def test_a_session_that_never_judges_loads_neither_torch_nor_litellm_and_opens_n
     assert "groundjudge verdicts" not in result.stdout.str()
 
 
+@pytest.mark.slow
 def test_the_docs_test_files_run_as_shown(pytester, llm_server):
     doc = (ROOT / "docs" / "pytest.md").read_text(encoding="utf-8")
     blocks = re.findall(r"```(\w+)\n(.*?)```", doc, re.DOTALL)

@@ -129,6 +129,7 @@ def test_summary_carries_ranking_from_the_records(run):
     assert f"{ranking['roc_auc']:.3f} [{lo:.2f}, {hi:.2f}]" in row
 
 
+@pytest.mark.slow
 def test_report_has_the_roc_plot_and_the_columns(run, tmp_path):
     out, _ = run
     # the same run with quip's scores all set to 1.0: a constant judge, reported as such

@@ -33,7 +33,6 @@ from groundjudge.runs.ray_engine import OrderedCommit
 from groundjudge.runs.records import read_records
 from groundjudge.testing.oracle import oracle_responder
 
-pytestmark = pytest.mark.xdist_group("ray")   # under -n, one worker runs the Ray tests: one cluster at a time
 NODE = {"num_cpus": 1, "object_store_memory": 100 * 1024 * 1024}
 TIME_KEYS = ("latency", "queue", "wall", "_s", "started", "finished", "run_id")
 
@@ -126,6 +125,7 @@ def one_thread(monkeypatch):
     torch.set_num_threads(threads)
 
 
+@pytest.mark.slow
 @pytest.mark.ray
 def test_ray_gives_the_in_process_records_and_summary(cluster, llm_server, tmp_path, one_thread):
     data = write_jsonl(tmp_path / "qa.jsonl", qa_rows(6))
@@ -141,6 +141,7 @@ def test_ray_gives_the_in_process_records_and_summary(cluster, llm_server, tmp_p
     _once_each(distributed.path, local.path)
 
 
+@pytest.mark.slow
 @pytest.mark.ray
 def test_a_worker_node_dying_mid_run_loses_and_repeats_nothing(cluster, llm_server, tmp_path):
     data = write_jsonl(tmp_path / "rent.jsonl", rent_rows(10))
@@ -177,6 +178,7 @@ def test_a_worker_node_dying_mid_run_loses_and_repeats_nothing(cluster, llm_serv
         cluster.wait_for_nodes()
 
 
+@pytest.mark.slow
 @pytest.mark.ray
 def test_a_killed_driver_resumes_with_every_example_once(cluster, llm_server, tmp_path):
     data = write_jsonl(tmp_path / "rent.jsonl", rent_rows(6))
@@ -208,6 +210,7 @@ def test_a_killed_driver_resumes_with_every_example_once(cluster, llm_server, tm
     assert _summary(out) == _summary(reference.path)
 
 
+@pytest.mark.slow
 @pytest.mark.ray
 def test_two_actors_share_one_rate_limit(cluster, llm_server, tmp_path):
     data = write_jsonl(tmp_path / "rent.jsonl", rent_rows(3))
@@ -226,6 +229,7 @@ def test_two_actors_share_one_rate_limit(cluster, llm_server, tmp_path):
             assert j - i <= 1.2 + (arrivals[j] - start) * rate, (i, j, [b - a for a, b in zip(arrivals, arrivals[1:])])
 
 
+@pytest.mark.slow
 @pytest.mark.ray
 def test_the_budget_is_shared_by_every_actor(cluster, llm_server, tmp_path):
     data = write_jsonl(tmp_path / "rent.jsonl", rent_rows(10))
@@ -245,6 +249,7 @@ def test_the_budget_is_shared_by_every_actor(cluster, llm_server, tmp_path):
     assert sum(costs) < 0.05 * 3   # three separate per-actor budgets would have let each actor spend 0.05
 
 
+@pytest.mark.slow
 @pytest.mark.ray
 def test_a_fatal_judge_error_in_an_actor_stops_the_run_as_in_process(cluster, tmp_path):
     from groundjudge.local_nli.model import ModelUnavailable

@@ -72,6 +72,7 @@ def png_size(path) -> tuple[int, int]:
     return struct.unpack(">II", data[16:24])
 
 
+@pytest.mark.slow
 def test_report_of_two_runs_matches_their_records(runs, tmp_path):
     local, llm, spec = runs
     out = tmp_path / "report"
@@ -144,6 +145,7 @@ def test_report_of_two_runs_matches_their_records(runs, tmp_path):
     assert marks, "evidence spans located in their documents"
 
 
+@pytest.mark.slow
 def test_one_run_defaults_to_its_report_folder_and_caps_the_page(tmp_path):
     data = write_jsonl(tmp_path / "qa.jsonl", hostile_rows())
     run = tmp_path / "run"
@@ -177,6 +179,7 @@ def test_pareto_frontier_and_script_json():
     assert json.loads(text) == {"a": "</script><script>alert(1)</script> & \u2028"}
 
 
+@pytest.mark.slow
 def test_common_restricts_every_run_to_the_shared_examples(tmp_path):
     data = write_jsonl(tmp_path / "rent.jsonl", rent_rows(12))
     whole, part = tmp_path / "whole", tmp_path / "part"

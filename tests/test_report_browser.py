@@ -51,6 +51,7 @@ def expected_counts(run) -> dict[str, int]:
             "wrong": len(wrong), "abstain": len(abstain)}
 
 
+@pytest.mark.slow
 def test_report_page_in_a_browser(browser, report, artifacts):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select
@@ -142,6 +143,7 @@ def test_report_page_in_a_browser(browser, report, artifacts):
     assert not [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
 
 
+@pytest.mark.slow
 def test_suspected_injections_are_marked_in_a_browser(browser, tmp_path, artifacts):
     """Findings of an attack battery: the spans marked in question, document and answer (as text), the badges,
     the filter, and the injection tables."""

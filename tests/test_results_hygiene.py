@@ -7,6 +7,8 @@ import re
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from groundjudge.formats.load import load_examples
 from groundjudge.paths import portable_model, portable_path
 
@@ -36,6 +38,7 @@ def text_of(path: Path) -> str | None:
     return raw.decode("utf-8", errors="replace")
 
 
+@pytest.mark.slow
 def test_committed_results_hold_no_machine_paths():
     offending = []
     for path in committed_results():

@@ -9,6 +9,8 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from conftest import ROOT, cli, rent_rows, write_jsonl
 
 from groundjudge.runs.records import read_records
@@ -34,6 +36,7 @@ def test_run_writes_records_and_summary(tmp_path):
     assert quip["balanced_accuracy"] == 1.0
 
 
+@pytest.mark.slow
 def test_calibration_is_fitted_on_dev_and_frozen_for_test(tmp_path):
     rows = rent_rows(10)
     dev = write_jsonl(tmp_path / "dev.jsonl", rows[:10])
@@ -70,6 +73,7 @@ def test_dev_split_of_the_data_is_used_and_not_evaluated(tmp_path):
     assert len(records.results) == 12
 
 
+@pytest.mark.slow
 def test_split_test_on_unsplit_data_is_the_part_a_calibrated_run_evaluates(tmp_path):
     """--split test with no calibration needed still evaluates only the --dev-fraction test part."""
     data = write_jsonl(tmp_path / "d.jsonl", rent_rows(30))
@@ -82,6 +86,7 @@ def test_split_test_on_unsplit_data_is_the_part_a_calibrated_run_evaluates(tmp_p
     assert {r.example.id for r in read_records(fixed / "records.jsonl").results} == evaluated
 
 
+@pytest.mark.slow
 def test_bad_input_names_file_line_and_field_before_any_work(tmp_path):
     rows = rent_rows(3)
     rows[2]["label"] = "maybe"
@@ -105,6 +110,7 @@ def test_bad_input_names_file_line_and_field_before_any_work(tmp_path):
     assert len(records.results) == 3
 
 
+@pytest.mark.slow
 def test_existing_run_is_never_overwritten(tmp_path):
     data = write_jsonl(tmp_path / "d.jsonl", rent_rows(3))
     out = tmp_path / "run"
@@ -117,6 +123,7 @@ def test_existing_run_is_never_overwritten(tmp_path):
     assert (out / "records.jsonl").read_text() == before
 
 
+@pytest.mark.slow
 def test_resume_after_kill_neither_loses_nor_duplicates(tmp_path):
     data = write_jsonl(tmp_path / "d.jsonl", rent_rows(150))
     out = tmp_path / "run"
@@ -147,6 +154,7 @@ def test_resume_after_kill_neither_loses_nor_duplicates(tmp_path):
     assert summary["judges"]["cosine"]["n"] == 300
 
 
+@pytest.mark.slow
 def test_gzipped_records_are_read_like_plain_ones(tmp_path):
     import gzip
     import shutil

@@ -106,6 +106,7 @@ def held_run(request, tmp_path, llm_server):
         proc.communicate()
 
 
+@pytest.mark.slow
 def test_a_second_writer_stops_at_once_naming_the_holder(held_run):
     data, out, spec, proc, gate = held_run
     before = {path.name: path.read_bytes() for path in out.iterdir()}
@@ -127,6 +128,7 @@ def test_a_second_writer_stops_at_once_naming_the_holder(held_run):
     assert len(counts) == N_ROWS and set(counts.values()) == {1}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("sig", "held_run"), [(signal.SIGTERM, 1), (signal.SIGINT, 4)],
                          ids=["SIGTERM-one-in-flight", "SIGINT-four-in-flight"], indirect=["held_run"])
 def test_a_signal_keeps_the_records_releases_the_lock_and_prints_the_resume_command(held_run, sig):
@@ -152,6 +154,7 @@ def test_a_signal_keeps_the_records_releases_the_lock_and_prints_the_resume_comm
     assert not (out / LOCK_FILE).exists()
 
 
+@pytest.mark.slow
 def test_a_run_stopped_while_calibrating_resumes_its_calibration(tmp_path, llm_server):
     gate = Gate(answered=4)  # a claims judge asks twice per example (extract, verify): two dev results
     llm_server.set_responder(gate)
@@ -200,6 +203,7 @@ def plant_lock(out: Path, pid: int, host: str) -> None:
                                              "command": ["groundjudge", "run"]}))
 
 
+@pytest.mark.slow
 def test_a_stale_lock_is_taken_over_another_hosts_refused_and_replay_locks_its_folder(tmp_path):
     data = write_jsonl(tmp_path / "d.jsonl", rent_rows(3))
     out = tmp_path / "run"

@@ -68,6 +68,7 @@ def by_hand(run: Path) -> dict[str, dict]:
     return out
 
 
+@pytest.mark.slow
 def test_numbers_are_recomputed_and_paper_rows_printed(runs, tmp_path, capsys, monkeypatch) -> None:
     monkeypatch.setenv("COLUMNS", "250")
     script = load_script()

@@ -54,6 +54,7 @@ def llm_spec(server, **extra: str) -> str:
 # --- routes
 
 
+@pytest.mark.slow
 def test_judge_route_gives_the_verdict_with_claims_and_unsupported_spans(local_service):
     service, _ = local_service
     response = post(service, "/v1/judge", {"answer": MIXED, "context": CONTEXT, "question": "Deposit?"})
@@ -78,6 +79,7 @@ def test_judge_route_picks_a_loaded_judge_by_spec_or_kind(local_service):
     assert body["claims"][0]["evidence"]["text"].startswith("A landlord must return")
 
 
+@pytest.mark.slow
 def test_batch_route_answers_in_order_across_judges(local_service):
     service, _ = local_service
     items = [{"answer": GROUNDED, "context": CONTEXT},
@@ -188,6 +190,7 @@ def test_body_over_the_cap_is_413_announced_or_streamed(local_service):
 # --- token
 
 
+@pytest.mark.slow
 def test_bearer_token_when_set(tmp_path):
     secret = "s3cret-token-value"
     service = ServeProcess(["--judge", "quip", "--token-env", "GJ_TEST_TOKEN", "--log-level", "info"],
@@ -222,6 +225,7 @@ def test_token_env_that_is_unset_is_refused(monkeypatch):
 # --- an LLM judge: real calls to the scripted server, the queue bound and the time limit
 
 
+@pytest.mark.slow
 def test_past_the_queue_is_503_with_retry_after_and_past_the_limit_504(tmp_path, llm_server):
     llm_server.set_responder(delayed_oracle(8.0))
     args = ["--judge", llm_spec(llm_server), "--no-cache", "--max-queue", "2", "--retry-after-s", "3",
@@ -252,6 +256,7 @@ def test_past_the_queue_is_503_with_retry_after_and_past_the_limit_504(tmp_path,
 # --- SIGTERM under load
 
 
+@pytest.mark.slow
 def test_sigterm_answers_every_accepted_request_and_leaves_records_whole_llm_and_local(tmp_path, llm_server):
     llm_server.set_responder(delayed_oracle(1.5))
     run = tmp_path / "run"
@@ -423,6 +428,7 @@ def test_a_failing_batch_answers_every_request_with_an_abstention():
     assert {r.verdict.abstain_reason for r in results} == {"judge_error: RuntimeError: model fell over"}
 
 
+@pytest.mark.slow
 def test_concurrent_requests_are_batched_by_the_service(local_service):
     service, _ = local_service
 

@@ -29,7 +29,7 @@ from groundjudge.serve.schemas import (BatchResponse, ErrorResponse, FactualCons
 from groundjudge.testing.oracle import oracle_responder  # noqa: E402
 from groundjudge.testing.scripted_server import ScriptedLLMServer  # noqa: E402
 
-pytestmark = [pytest.mark.ray, pytest.mark.xdist_group("ray")]   # under -n, one worker for every Ray test
+pytestmark = pytest.mark.ray
 
 NODE = {"num_cpus": 1, "object_store_memory": 100 * 1024 * 1024}
 CONTEXT = ("Residential Tenancies Act, Section 12. A landlord must return the security deposit within 30 days "
@@ -85,6 +85,7 @@ def service(tmp_path_factory):
             signal.signal(sig, handler)
 
 
+@pytest.mark.slow
 def test_every_route_answers_as_the_uvicorn_service(service):
     local = create_app(load_judges(["quip", "cosine", service.llm], LLMOptions(no_cache=True), None),
                        ServeSettings())
@@ -119,6 +120,7 @@ def test_every_route_answers_as_the_uvicorn_service(service):
     assert 'groundjudge_requests_total{route="/v1/judge",status="200"}' in metrics.text
 
 
+@pytest.mark.slow
 def test_two_replicas_of_an_llm_judge_share_one_budget(service):
     """The budget allows two calls ($1.5: a third may not start). Two requests at once reach the server together
     -- each replica holds one request (concurrency=1), so they are in two replicas -- and spend $2; past that,
@@ -149,6 +151,7 @@ def test_two_replicas_of_an_llm_judge_share_one_budget(service):
     assert len(service.server.requests) == 2
 
 
+@pytest.mark.slow
 def test_the_records_folder_holds_every_verdict_once_stopped(service):
     service.process.stop()
     assert service.process.process.returncode == 0, service.process.output()[-3000:]

@@ -45,6 +45,7 @@ OPERATIONS = [("POST", "/v1/judge"), ("POST", "/v1/judge/batch"), ("POST", "/v1/
 """Every operation of the schema (checked below, so a new route is not left untested)."""
 
 
+@pytest.mark.slow
 def test_the_schema_has_every_operation(service):
     schema = schemathesis.openapi.from_url(f"{service.url}/openapi.json")
     found = {(result.ok().method.upper(), result.ok().path) for result in schema.get_all_operations()}
@@ -66,6 +67,7 @@ def run_cases(service: ServeProcess, method: str, path: str, mode: GenerationMod
     check()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method, path", OPERATIONS)
 def test_valid_requests_conform(service, method, path):
     run_cases(service, method, path, GenerationMode.POSITIVE, 25, CONFORMANCE)

@@ -19,6 +19,7 @@ from groundjudge.runs.records import read_records
 LOCAL_STACK = "stack:judges=[quip:n=8, {quip:n=4,agg=min}]"
 
 
+@pytest.mark.slow
 def test_the_fit_recovers_known_logistic_weights():
     rng = np.random.default_rng(7)
     true_w, true_b = np.array([3.0, -2.0, 1.5]), -0.7
@@ -58,6 +59,7 @@ def test_an_abstaining_inner_judge_gets_its_dev_mean_and_all_abstaining_abstains
     assert stacked_score(fit, [0.9, None]) == stacked_score(fit, [0.9, 0.45])
 
 
+@pytest.mark.slow
 def test_a_run_fits_the_stack_on_dev_only_and_freezes_it_in_the_header(tmp_path):
     rows = rent_rows(12)
     dev = write_jsonl(tmp_path / "dev.jsonl", rows[:12])
@@ -85,6 +87,7 @@ def test_a_run_fits_the_stack_on_dev_only_and_freezes_it_in_the_header(tmp_path)
     assert summary["judges"][LOCAL_STACK]["balanced_accuracy"] == 1.0
 
 
+@pytest.mark.slow
 def test_a_saved_fit_is_a_judge_anywhere_without_refitting(tmp_path):
     import groundjudge
 
@@ -116,6 +119,7 @@ def test_a_saved_fit_is_a_judge_anywhere_without_refitting(tmp_path):
     assert json.loads((tmp_path / "exp" / "summary.json").read_text())["judges"]["stacked"]["balanced_accuracy"] == 1
 
 
+@pytest.mark.slow
 def test_a_stack_without_dev_data_or_with_a_mismatched_fit_is_a_clear_error(tmp_path):
     test = write_jsonl(tmp_path / "test.jsonl", rent_rows(4))
     result = cli("run", str(test), "--judge", "stack:judges=[quip:n=8]", "--dev-fraction", "0",

@@ -284,6 +284,7 @@ CARD_KEYS = {"base", "recipe", "data", "split", "pairs", "training_time_s", "epo
              "labels", "max_length", "date", "tau"}
 
 
+@pytest.mark.slow
 def test_train_end_to_end_and_resume_after_an_interruption(tmp_path, tiny_base):
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
@@ -320,6 +321,7 @@ def test_train_end_to_end_and_resume_after_an_interruption(tmp_path, tiny_base):
     assert "Dev metrics" in (out / "README.md").read_text() and not (out / "checkpoints").exists()
 
 
+@pytest.mark.slow
 def test_train_with_nli_rows_has_a_three_way_head_and_a_time_limit(tmp_path, tiny_base):
     data = write_jsonl(tmp_path / "d.jsonl", rent_rows(8))
     nli = tmp_path / "nli.tsv"
@@ -337,6 +339,7 @@ def test_train_with_nli_rows_has_a_three_way_head_and_a_time_limit(tmp_path, tin
     assert config["id2label"] == {"0": "entailment", "1": "neutral", "2": "contradiction"}
 
 
+@pytest.mark.slow
 def test_train_bad_input_and_mismatched_resume_are_refused(tmp_path, tiny_base):
     rows = rent_rows(3)
     rows[1]["label"] = "maybe"

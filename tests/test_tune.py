@@ -111,6 +111,7 @@ def test_parts_keep_every_group_in_one_part():
     assert group_of(examples[0]) == group_of(examples[1])   # one rent group: the grounded and the altered answer
 
 
+@pytest.mark.slow
 def test_successive_halving_keeps_the_better_prompt_and_the_winner_runs_as_it_is(tmp_path, server, capsys):
     path = tune_file(tmp_path, server, SEARCH)
     out = tmp_path / "tuned"
@@ -148,6 +149,7 @@ class _Memory:
             self.entries[(entry.config, entry.part, entry.example)] = entry
 
 
+@pytest.mark.slow
 def test_the_budget_is_kept_to_the_call(tmp_path, server):
     path = tune_file(tmp_path, server, SEARCH.replace("max_calls = 400", "max_calls = 58"))
     out = tmp_path / "tuned"
@@ -188,6 +190,7 @@ def test_one_documents_answers_are_judged_in_a_row(server):
     assert set(results) == {ex.id for ex in interleaved} and all(r.label != "abstain" for r in results.values())
 
 
+@pytest.mark.slow
 def test_a_resumed_tune_repeats_no_call(tmp_path, server):
     path = tune_file(tmp_path, server, SEARCH.replace("max_calls = 400", "max_calls = 58"))
     out = tmp_path / "tuned"
@@ -212,6 +215,7 @@ def test_dry_run_makes_no_call(tmp_path, server, capsys):
     assert not (tmp_path / "tuned" / "tune_state.jsonl").exists()
 
 
+@pytest.mark.slow
 def test_the_proposer_writes_an_instruction_candidate(tmp_path, server):
     tune = SEARCH.replace('prompts = ["prompts/good"]', 'proposer = "openai/scripted"\nproposals = 1\n'
                           f'proposer_api_base = "{server.openai_base}"')
@@ -263,6 +267,7 @@ def test_a_bad_tune_file_is_one_line_naming_its_line(tmp_path, server, capsys, w
     assert server.requests == []
 
 
+@pytest.mark.slow
 def test_a_provider_that_stops_answering_stops_the_tune_and_resume_goes_on(tmp_path, capsys):
     """A server that goes down mid-tune (503 on every call) stops the tune with one line, records none of the
     failed answers as judged (candidates are never compared on the provider's abstentions), and --resume goes on."""
