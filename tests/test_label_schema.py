@@ -119,6 +119,7 @@ def test_what_schemathesis_found_is_refused_with_where_it_is(page):
         "detail": "unknown id 'no-such-id': not in this run's labelling queue"}
 
 
+@pytest.mark.slow   # reads what the (slow) valid requests above were accepted
 def test_only_the_accepted_labels_were_written(page):
     server, _, accepted = page
     labels = server.run / "labels.jsonl"
