@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,10 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "datasets"
 
-try:   # hypothesis keeps its example database in memory: no .hypothesis/ folder in the working tree
+# hypothesis keeps its example database in memory and its other files (constants, unicode tables) in a temporary
+# folder: no .hypothesis/ in the working tree
+os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", tempfile.mkdtemp(prefix="gj-hypothesis-"))
+try:
     from hypothesis import settings as _hypothesis_settings
     from hypothesis.database import InMemoryExampleDatabase
 except ImportError:   # the integration environments install no hypothesis

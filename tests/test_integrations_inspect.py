@@ -115,7 +115,8 @@ def test_inspect_score_cli_finds_the_scorer_by_its_registered_name(eval_log: Pat
     result = subprocess.run([str(cli), "score", str(eval_log), "--scorer", "groundjudge/grounded",
                              "-S", "judge=quip:n=11", "-S", "tool=retrieve", "--action", "overwrite",
                              "--output-file", str(rescored), "--display", "none"],
-                            capture_output=True, text=True, timeout=300, env=_tiktoken_offline())
+                            capture_output=True, text=True, timeout=300, cwd=tmp_path,
+                            env={**_tiktoken_offline(), "INSPECT_LOG_DIR": str(tmp_path / "logs")})   # not ./logs
     assert result.returncode == 0, result.stderr[-3000:]
     scores = _scores(rescored, "grounded")
     assert {sample: score.metadata and score.metadata.get("judge") for sample, score in scores.items()} == \
