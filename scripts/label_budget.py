@@ -5,7 +5,9 @@ order, as a person labelling the queue would give them. After each step of label
 and in balanced accuracy is estimated (``groundjudge.labels.estimates``); over many seeded queues the script
 reports the labels each strategy needs before the 95% interval excludes 0 and before its half-width reaches 0.05,
 the ratio of labels uniform needs for the interval width the stratified queue reaches, and draws the mean
-interval width against labels (``ci_width.png``).
+interval width against labels (``ci_width.png``). Beside the old stratified queue and uniform it measures the
+queues built for one metric (``groundjudge label RUN --for accuracy|balanced_accuracy``: Neyman allocation,
+``groundjudge.labels.allocation``), named ``neyman:accuracy`` and ``neyman:balanced_accuracy``.
 
     python scripts/label_budget.py --out results/labels
 
@@ -29,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from groundjudge.labels.estimates import estimate, strata_counts  # noqa: E402
-from groundjudge.labels.queue import build_queue  # noqa: E402
+from groundjudge.labels.queue import build_metric_queue, build_queue  # noqa: E402
 from groundjudge.labels.strata import pattern  # noqa: E402
 from groundjudge.runs.records import read_records  # noqa: E402
 
@@ -46,6 +48,10 @@ PAIRS = [
      "b": ("results/llm/contractnli/claims", None)},
 ]
 """The pairs measured: (run folder, judge spec; None = the run's only judge) for each side."""
+
+
+STRATEGIES = ("stratified", "uniform", "neyman:accuracy", "neyman:balanced_accuracy")
+"""The queues compared: the old stratified one, uniform, and the two built for one metric (--for)."""
 
 
 def verdicts_of(folder: str, spec: str | None) -> tuple[dict[str, str], dict[str, str]]:
@@ -68,7 +74,11 @@ def steps_for(n: int) -> list[int]:
 def trace(verdicts: dict, gold: dict, strategy: str, seed: int, draws: int) -> list[dict]:
     """Interval of a - b after each step of labels of one seeded queue."""
     judges = ("a", "b")
-    queue = build_queue({i: pattern(v, judges) for i, v in verdicts.items()}, strategy, None, seed)
+    strata = {i: pattern(v, judges) for i, v in verdicts.items()}
+    if strategy.startswith("neyman:"):
+        queue = build_metric_queue(strata, judges, strategy.split(":", 1)[1], None, None, seed)
+    else:
+        queue = build_queue(strata, strategy, None, seed)
     points = []
     for k in steps_for(len(queue)):
         known = {item.id: gold[item.id] for item in queue[:k]}
@@ -101,7 +111,7 @@ def measure(pair: dict, seeds: int, draws: int) -> dict:
     out = {"pair": pair["name"], "a": pair["a"][1] or pair["a"][0], "b": pair["b"][1] or pair["b"][0], "n": len(ids),
            "disagreement_share": disagree, "expected_gain": 1 / disagree if disagree else None,
            "true_difference": truth, "strategies": {}}
-    for strategy in ("stratified", "uniform"):
+    for strategy in STRATEGIES:
         traces = [trace(verdicts, gold, strategy, seed, draws) for seed in range(seeds)]
         labels = [p["labels"] for p in traces[0]]
         per_metric = {}
@@ -118,6 +128,8 @@ def measure(pair: dict, seeds: int, draws: int) -> dict:
                 "coverage_of_true_difference": float(covered)}
         out["strategies"][strategy] = {"labels": labels, **per_metric}
     out["measured_gain"] = {m: label_ratio(out, m) for m in ("accuracy", "balanced_accuracy")}
+    out["measured_gain_by_queue"] = {s: {m: label_ratio(out, m, s) for m in ("accuracy", "balanced_accuracy")}
+                                     for s in STRATEGIES if s != "uniform"}
     return out
 
 
@@ -126,9 +138,9 @@ def _median(values: list[int | None]) -> float | None:
     return float(np.median(found)) if len(found) * 2 >= len(values) else None
 
 
-def label_ratio(result: dict, metric: str) -> dict:
-    """Labels uniform needs for the mean interval width that the stratified queue reaches at a few budgets."""
-    strat, unif = result["strategies"]["stratified"], result["strategies"]["uniform"]
+def label_ratio(result: dict, metric: str, strategy: str = "stratified") -> dict:
+    """Labels uniform needs for the mean interval width that ``strategy``'s queue reaches at a few budgets."""
+    strat, unif = result["strategies"][strategy], result["strategies"]["uniform"]
     labels = np.array(strat["labels"], dtype=float)
     ratios = {}
     for budget in (25, 50, 100, 200):
@@ -142,22 +154,24 @@ def label_ratio(result: dict, metric: str) -> dict:
 
 
 def plot(results: list[dict], path: Path) -> None:
-    """Mean 95% interval width of a - b (accuracy) against labels, per pair and strategy."""
+    """Mean 95% interval width of a - b (accuracy, then balanced accuracy) against labels, per pair and queue."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, len(results), figsize=(4.2 * len(results), 3.6), sharey=True)
-    for ax, result in zip(np.atleast_1d(axes), results):
-        for strategy, style in (("stratified", "-"), ("uniform", "--")):
-            s = result["strategies"][strategy]
-            ax.plot(s["labels"], s["accuracy"]["mean_width"], style, label=strategy)
-        ax.axhline(0.10, color="grey", lw=0.8, ls=":")
-        ax.set_title(f"{result['pair']}\n(disagree on {result['disagreement_share']:.0%})", fontsize=8)
-        ax.set_xlabel("labels")
-        ax.set_xscale("log")
-    np.atleast_1d(axes)[0].set_ylabel("95% interval width, accuracy a - b")
-    np.atleast_1d(axes)[0].legend(fontsize=8)
+    fig, axes = plt.subplots(2, len(results), figsize=(4.2 * len(results), 7.0), sharey="row", squeeze=False)
+    styles = {"stratified": "-", "uniform": "--", "neyman:accuracy": "-.", "neyman:balanced_accuracy": ":"}
+    for row, metric in enumerate(("accuracy", "balanced_accuracy")):
+        for ax, result in zip(axes[row], results):
+            for strategy in STRATEGIES:
+                s = result["strategies"][strategy]
+                ax.plot(s["labels"], s[metric]["mean_width"], styles[strategy], label=strategy)
+            ax.axhline(0.10, color="grey", lw=0.8, ls=":")
+            ax.set_title(f"{result['pair']}\n(disagree on {result['disagreement_share']:.0%})", fontsize=8)
+            ax.set_xlabel("labels")
+            ax.set_xscale("log")
+        axes[row][0].set_ylabel(f"95% interval width, {metric.replace('_', ' ')} a - b")
+    axes[0][0].legend(fontsize=7)
     fig.suptitle(f"groundjudge label / estimate on committed runs (gold hidden), {date.today()}; "
                  "python scripts/label_budget.py", fontsize=8)
     fig.tight_layout()
@@ -194,6 +208,10 @@ def main() -> int:
                   f"hw.05 strat {s[m]['labels_to_half_width_0.05_median']} unif {u[m]['labels_to_half_width_0.05_median']}; "
                   f"gain {r['measured_gain'][m]}; coverage {s[m]['coverage_of_true_difference']:.3f}/"
                   f"{u[m]['coverage_of_true_difference']:.3f}")
+            n = r["strategies"][f"neyman:{m}"]
+            print(f"   {m} --for {m}: excl0 {n[m]['labels_to_exclude_0_median']}; hw.05 "
+                  f"{n[m]['labels_to_half_width_0.05_median']}; gain {r['measured_gain_by_queue'][f'neyman:{m}'][m]}; "
+                  f"coverage {n[m]['coverage_of_true_difference']:.3f}")
     return 0
 
 

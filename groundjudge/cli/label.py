@@ -17,8 +17,16 @@ from rich.table import Table
 from rich.text import Text
 
 from groundjudge.cli.common import UsageError, console, stdout_console
+from groundjudge.labels.allocation import TARGET_METRICS
 from groundjudge.labels.interchange import FORMATS, describe, export_run, import_labels
-from groundjudge.labels.queue import DEFAULT_AGREEMENT_SHARE, QUEUE_FILE, queue_for_run, read_queue, write_queue
+from groundjudge.labels.queue import (
+    DEFAULT_AGREEMENT_SHARE,
+    QUEUE_FILE,
+    metric_queue_for_run,
+    queue_for_run,
+    read_queue,
+    write_queue,
+)
 from groundjudge.labels.store import LABELS_FILE, latest_labels, read_labels
 from groundjudge.runs.lock import RunLock, RunLockError
 from groundjudge.runs.records import find_records, read_records
@@ -102,14 +110,33 @@ def _interchange(args: argparse.Namespace) -> int:
     return 0
 
 
+def _queue(args: argparse.Namespace, records) -> tuple[list, str]:
+    """The queue the flags ask for and how to name it; UsageError (nothing written) on bad ``--for`` / ``--pair``."""
+    metric = getattr(args, "for_metric", None)
+    pair = getattr(args, "pair", None)
+    if metric is None and pair is None:
+        strategy = args.strategy or "stratified"
+        return queue_for_run(records, strategy, args.size, args.seed, args.agreement_share), strategy
+    if args.strategy is not None:
+        raise UsageError(f"--{'for' if metric else 'pair'}: builds its own queue; leave out --strategy "
+                         f"{args.strategy} (or drop --for / --pair)")
+    metric = metric or "balanced_accuracy"
+    try:
+        queue = metric_queue_for_run(records, metric, pair, args.size, args.seed)
+    except ValueError as err:
+        raise UsageError(str(err)) from None
+    pairs = "; ".join(f"{a} - {b}" for a, b in queue[0].built_for.pairs)
+    return queue, f"for {metric}, {pairs}"
+
+
 def _write_queue(args: argparse.Namespace, records) -> int:
-    queue = queue_for_run(records, args.strategy, args.size, args.seed, args.agreement_share)
+    queue, how = _queue(args, records)
     path = write_queue(queue, args.run)
     strata: dict[str, int] = {}
     for item in queue:
         strata[item.stratum] = strata.get(item.stratum, 0) + 1
     judges = ", ".join(spec.spec for spec in records.header.judges)
-    stdout_console().print(f"queue: {path} ({len(queue)} answers, {args.strategy}, seed {args.seed}); strata "
+    stdout_console().print(f"queue: {path} ({len(queue)} answers, {how}, seed {args.seed}); strata "
                            f"(one letter per judge: {judges}): "
                            + ", ".join(f"{name} {count}" for name, count in sorted(strata.items())), soft_wrap=True)
     return 0
@@ -244,9 +271,17 @@ def add_parser(verbs) -> None:
     """Add the ``label`` and ``estimate`` verbs to the command's subparsers."""
     label = verbs.add_parser("label", help="the labelling queue of a run: which answers to label, in what order")
     label.add_argument("run", help="a run folder (records.jsonl)")
-    label.add_argument("--strategy", choices=("stratified", "uniform"), default="stratified",
+    label.add_argument("--strategy", choices=("stratified", "uniform"), default=None,
                        help="stratified (default): by the judges' verdict pattern, disagreements first with a share "
                             "of agreements woven in; uniform: a plain random order")
+    label.add_argument("--for", dest="for_metric", nargs="?", const="balanced_accuracy", metavar="METRIC",
+                       help=f"build the queue to narrow this metric's difference between two judges ("
+                            f"{' or '.join(TARGET_METRICS)}; --for alone: balanced_accuracy, the table's headline): "
+                            "labels allocated across the verdict strata by Neyman allocation (docs/labelling.md)")
+    label.add_argument("--pair", nargs=2, metavar=("A", "B"),
+                       help="with --for: the two judges (specs as the run gives them) whose difference A - B the "
+                            "queue narrows (default: every pair of the run's judges; implies --for "
+                            "balanced_accuracy when --for is not given)")
     label.add_argument("--size", type=int, metavar="N", help="answers in the queue (default: all)")
     label.add_argument("--seed", type=int, default=0, help="seed of the order (default 0)")
     label.add_argument("--agreement-share", type=float, default=DEFAULT_AGREEMENT_SHARE, metavar="F",

@@ -6,7 +6,9 @@ keeps a seeded share of the agreement strata woven in from the start, so class b
 estimable at every point of the queue. Within a stratum the order is a seeded shuffle, and the interleaving of
 strata is fixed before any label is seen, so every prefix of the queue is a stratified random sample: the labels
 so far, however many, support the estimates of :mod:`groundjudge.labels.estimates`. ``uniform`` is a plain seeded
-random order.
+random order. ``neyman`` (``groundjudge label RUN --for METRIC [--pair A B]``) allocates the queue across the same
+strata to make one metric's pair difference as narrow as it can (:mod:`groundjudge.labels.allocation`), woven the
+same way, and records what it was built for in every item.
 """
 
 from __future__ import annotations
@@ -19,10 +21,11 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from groundjudge.labels.strata import is_disagreement, strata_of
+from groundjudge.labels.allocation import TARGET_METRICS, neyman_targets
+from groundjudge.labels.strata import is_disagreement, judge_order, strata_of
 from groundjudge.runs.records import RunRecords
 
-Strategy = Literal["stratified", "uniform"]
+Strategy = Literal["stratified", "uniform", "neyman"]
 """How the queue is drawn."""
 
 QUEUE_FILE = "label_queue.jsonl"
@@ -30,6 +33,15 @@ QUEUE_FILE = "label_queue.jsonl"
 
 DEFAULT_AGREEMENT_SHARE = 0.2
 """Share of a stratified queue drawn from the strata where every judge agrees."""
+
+
+class BuiltFor(BaseModel):
+    """What a ``neyman`` queue was built for: the metric whose pair difference it narrows, and the pairs."""
+
+    metric: Literal["accuracy", "balanced_accuracy"]
+    pairs: list[tuple[str, str]] = Field(description=(
+        "The pairs (a, b) of judge specs whose differences a - b it aims at (every pair of the run when --pair was "
+        "not given: the sum of their variances)."))
 
 
 class QueueItem(BaseModel):
@@ -41,6 +53,8 @@ class QueueItem(BaseModel):
     pi: float = Field(gt=0, le=1, description="Inclusion probability of this answer in the whole queue.")
     strategy: Strategy | None = Field(default=None, description=(
         "How the queue was drawn (None in a queue written before it was recorded); PPI needs uniform."))
+    built_for: BuiltFor | None = Field(default=None, description=(
+        "For a neyman queue: the metric and the pairs it was built for (absent in the other queues)."))
 
 
 def _weave(pools: dict[str, list[str]], targets: dict[str, float], size: int) -> list[tuple[str, str]]:
@@ -63,18 +77,58 @@ def queue_for_run(records: RunRecords, strategy: Strategy = "stratified", size: 
     return build_queue(strata_of(records), strategy, size, seed, agreement_share)
 
 
-def build_queue(strata: Mapping[str, str], strategy: Strategy = "stratified", size: int | None = None, seed: int = 0,
-                agreement_share: float = DEFAULT_AGREEMENT_SHARE) -> list[QueueItem]:
-    """The queue of the answers given as ``example id -> stratum`` (all of them unless ``size``), seeded."""
+def metric_queue_for_run(records: RunRecords, metric: str, pair: Sequence[str] | None = None,
+                         size: int | None = None, seed: int = 0) -> list[QueueItem]:
+    """The ``neyman`` queue of a run for ``metric``'s difference between ``pair`` (two judge specs of the run;
+    default every pair). Raises ValueError naming the flag (``--for``, ``--pair``) on bad input."""
+    return build_metric_queue(strata_of(records), judge_order(records), metric, pair, size, seed)
+
+
+def build_metric_queue(strata: Mapping[str, str], judges: Sequence[str], metric: str,
+                       pair: Sequence[str] | None = None, size: int | None = None, seed: int = 0) -> list[QueueItem]:
+    """The ``neyman`` queue of the answers given as ``example id -> stratum`` (one letter per judge of
+    ``judges``, in order), allocated for ``metric``'s difference between ``pair`` (default every pair) by
+    :func:`groundjudge.labels.allocation.neyman_targets` and woven so every prefix follows the allocation."""
+    if metric not in TARGET_METRICS:
+        raise ValueError(f"--for: unknown metric {metric!r} (one of {', '.join(TARGET_METRICS)})")
+    if len(judges) < 2:
+        raise ValueError(f"--for {metric}: the run has one judge ({', '.join(judges) or 'none'}); a queue for a "
+                         "pair difference needs two (use --strategy stratified or uniform)")
+    if pair is not None:
+        missing = [j for j in pair if j not in judges]
+        if len(pair) != 2 or missing or pair[0] == pair[1]:
+            what = f"{missing[0]!r} is not a judge of the run" if missing else "name two different judges"
+            raise ValueError(f"--pair: {what} (the run's judges: {', '.join(judges)})")
+        positions = [(judges.index(pair[0]), judges.index(pair[1]))]
+    else:
+        positions = [(i, k) for i in range(len(judges)) for k in range(i + 1, len(judges))]
+    pools, size = _pools(strata, size, random.Random(seed))
+    targets = neyman_targets({n: len(p) for n, p in pools.items()}, metric, positions, seed)
+    order = _weave(pools, targets, size)
+    drawn = {n: sum(1 for name, _ in order if name == n) for n in pools}
+    built = BuiltFor(metric=metric, pairs=[(judges[i], judges[k]) for i, k in positions])
+    return [QueueItem(id=i, stratum=n, pi=drawn[n] / len(pools[n]), strategy="neyman", built_for=built)
+            for n, i in order]
+
+
+def _pools(strata: Mapping[str, str], size: int | None, rng: random.Random) -> tuple[dict[str, list[str]], int]:
+    """The answers of each stratum in a seeded shuffle, and the queue's size (all answers unless ``size``)."""
     size = len(strata) if size is None else min(size, len(strata))
     if size < 1:
         raise ValueError("the run has no judged answer to label")
-    rng = random.Random(seed)
     pools: dict[str, list[str]] = {}
     for example_id, name in strata.items():
         pools.setdefault(name, []).append(example_id)
     for name in sorted(pools):
         rng.shuffle(pools[name])
+    return pools, size
+
+
+def build_queue(strata: Mapping[str, str], strategy: Strategy = "stratified", size: int | None = None, seed: int = 0,
+                agreement_share: float = DEFAULT_AGREEMENT_SHARE) -> list[QueueItem]:
+    """The queue of the answers given as ``example id -> stratum`` (all of them unless ``size``), seeded."""
+    rng = random.Random(seed)
+    pools, size = _pools(strata, size, rng)
     if strategy == "uniform":
         ids = list(strata)
         rng.shuffle(ids)
@@ -95,7 +149,7 @@ def write_queue(items: Sequence[QueueItem], run: str | Path) -> Path:
     """Write the queue to ``RUN/label_queue.jsonl`` (replacing an earlier one) and return its path."""
     path = Path(run) / QUEUE_FILE
     tmp = path.with_suffix(".jsonl.tmp")
-    tmp.write_text("".join(item.model_dump_json() + "\n" for item in items), encoding="utf-8")
+    tmp.write_text("".join(item.model_dump_json(exclude_none=True) + "\n" for item in items), encoding="utf-8")
     tmp.replace(path)
     return path
 
