@@ -227,15 +227,19 @@ def _judges_table(result) -> Table:
 
 
 def _pairs_table(result) -> Table:
-    table = Table(title="a - b: separated when the interval excludes 0")
-    for column in ("a", "b", "metric", "a - b [95% CI]", "labels where they differ", "separated", "more labels"):
+    aimed = any(pair.queue_target for pair in result.pairs)
+    table = Table(title="a - b: separated when the interval excludes 0; more labels: projected along the queue"
+                        + ("; * the queue was built for this pair and metric" if aimed else ""))
+    for column in ("a", "b", "metric", "a - b [95% CI]", "labels where they differ", "separated", "more labels",
+                   "to ±0.05"):
         table.add_column(column, justify="left" if column in ("a", "b", "metric") else "right")
     for pair in result.pairs:
         more = "-" if pair.more_labels_needed is None else f"~{pair.more_labels_needed}"
-        table.add_row(Text(pair.a), Text(pair.b), pair.metric,
+        tight = "-" if pair.labels_to_half_width is None else f"~{pair.labels_to_half_width}"
+        table.add_row(Text(pair.a), Text(pair.b), pair.metric + (" *" if pair.queue_target else ""),
                       f"{pair.estimate:+.3f} [{pair.ci95[0]:+.2f}, {pair.ci95[1]:+.2f}]",
                       str(pair.labels_where_they_differ), "yes" if pair.separated else "no",
-                      "0" if pair.separated else more)
+                      "0" if pair.separated else more, tight)
     return table
 
 

@@ -25,7 +25,10 @@ from pydantic import BaseModel, Field
 
 from groundjudge.labels.people import PeopleAgreement, people_agreement
 from groundjudge.labels.ppi import PPIEstimates
-from groundjudge.labels.projection import project_more_labels
+from groundjudge.labels.projection import (
+    project_labels_to_half_width,
+    project_more_labels,
+)
 
 METRICS = ("accuracy", "balanced_accuracy", "macro_f1")
 """The figures estimated per judge."""
@@ -35,6 +38,9 @@ PAIR_METRICS = ("accuracy", "balanced_accuracy")
 
 DRAWS = 4000
 """Posterior draws per estimate."""
+
+TARGET_HALF_WIDTH = 0.05
+"""The half-width of a pair's 95% interval the projection of labels to a target aims at."""
 
 
 class Interval(BaseModel):
@@ -59,6 +65,11 @@ class PairEstimate(BaseModel):
         "is not 0 (None: not even the rest of the queue would). With the run's queue: from the per-stratum "
         "variances along the rest of the queue (groundjudge.labels.projection); without one: the interval narrowing "
         "as 1/sqrt(labels) at the labels' mix."))
+    labels_to_half_width: int | None = Field(default=None, description=(
+        "Projection along the rest of the run's queue: more labels before the 95% interval's half-width would "
+        "likely be 0.05 or less (0: it is; None: no queue, or not even the rest of the queue would do)."))
+    queue_target: bool = Field(default=False, description=(
+        "Whether the run's queue was built for this pair and metric (groundjudge label --for / --pair)."))
 
 
 class Estimates(BaseModel):
@@ -136,10 +147,12 @@ def _more_labels(estimate: float, ci: tuple[float, float], labelled: int) -> int
 
 
 def estimate(strata: Mapping[str, StratumCounts], judges: Sequence[str], n_unsure: int = 0, draws: int = DRAWS,
-             seed: int = 0, upcoming: Sequence[str] | None = None) -> Estimates:
+             seed: int = 0, upcoming: Sequence[str] | None = None, built_for: Any = None) -> Estimates:
     """Per judge and per pair of judges, from the strata's labels so far (see the module's description).
-    ``upcoming``: the strata of the queue's unlabelled items in queue order, for the projection of labels still
-    needed (:mod:`groundjudge.labels.projection`); without it, a rough 1/sqrt(labels) rule."""
+    ``upcoming``: the strata of the queue's unlabelled items in queue order, for the projections of labels still
+    needed (:mod:`groundjudge.labels.projection`); without it, a rough 1/sqrt(labels) rule and no projection to
+    ±0.05. ``built_for``: what the queue was built for (:class:`groundjudge.labels.queue.BuiltFor`), to flag the
+    pairs and metric it aims at."""
     names = sorted(strata)
     ordered = [strata[n] for n in names]
     sampled = grounded_draws(ordered, draws, seed)
@@ -160,8 +173,14 @@ def estimate(strata: Mapping[str, StratumCounts], judges: Sequence[str], n_unsur
                 more = _more_labels(point, ci, sum(s.labelled for s in ordered))
             else:
                 more = project_more_labels(point, diff, sampled, ordered, names, upcoming)
+            to_target = None if upcoming is None else (
+                0 if (ci[1] - ci[0]) / 2 <= TARGET_HALF_WIDTH else
+                project_labels_to_half_width(TARGET_HALF_WIDTH, diff, sampled, ordered, names, upcoming))
+            target = built_for is not None and metric == built_for.metric and (
+                (a, b) in {tuple(p) for p in built_for.pairs} or (b, a) in {tuple(p) for p in built_for.pairs})
             pairs.append(PairEstimate(a=a, b=b, metric=metric, estimate=point, ci95=ci, separated=separated,
-                                      labels_where_they_differ=differ, more_labels_needed=more))
+                                      labels_where_they_differ=differ, more_labels_needed=more,
+                                      labels_to_half_width=to_target, queue_target=target))
     return Estimates(n_labelled=sum(s.labelled for s in ordered), n_unsure=n_unsure,
                      n_answers=sum(s.size for s in ordered),
                      strata={n: {"N": s.size, "n": s.labelled, "grounded": s.grounded} for n, s in zip(names, ordered)},
@@ -202,8 +221,9 @@ def estimate_run(records, labels: Mapping[str, Any], draws: int = DRAWS, seed: i
     counts = strata_counts(table, judges, gold)
     upcoming = None if not queue else [item.stratum for item in queue if item.id not in labels
                                        and item.stratum in counts]
+    built_for = next((item.built_for for item in queue or [] if getattr(item, "built_for", None)), None)
     result = estimate(counts, judges, n_unsure=sum(r.label == "unsure" for r in labels.values()), draws=draws,
-                      seed=seed, upcoming=upcoming)
+                      seed=seed, upcoming=upcoming, built_for=built_for)
     if queue is not None:
         from groundjudge.labels.ppi import ppi_estimates
 
