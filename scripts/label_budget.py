@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT))
 from groundjudge.labels.estimates import estimate, strata_counts  # noqa: E402
 from groundjudge.labels.queue import build_metric_queue, build_queue  # noqa: E402
 from groundjudge.labels.strata import pattern  # noqa: E402
-from groundjudge.runs.records import read_records  # noqa: E402
+from committed_runs import verdicts_of  # noqa: E402  (scripts/ is on the path: run as a script)
 
 PAIRS = [
     {"name": "SummEdits test: quip vs cosine", "a": ("results/baselines/summedits", "quip:n=21"),
@@ -52,17 +52,6 @@ PAIRS = [
 
 STRATEGIES = ("stratified", "uniform", "neyman:accuracy", "neyman:balanced_accuracy")
 """The queues compared: the old stratified one, uniform, and the two built for one metric (--for)."""
-
-
-def verdicts_of(folder: str, spec: str | None) -> tuple[dict[str, str], dict[str, str]]:
-    """(id -> verdict label, id -> gold label) of one judge of a committed run."""
-    records = read_records(ROOT / folder / "records.jsonl.gz")
-    spec = spec or records.header.judges[0].spec
-    rows = [r for r in records.results if r.judge == spec]
-    if not rows:
-        raise SystemExit(f"{folder}: no judge {spec!r}")
-    return ({r.example.id: r.result.verdict.label for r in rows},
-            {r.example.id: r.example.label for r in rows if r.example.label})
 
 
 def steps_for(n: int) -> list[int]:

@@ -21,7 +21,7 @@ from groundjudge.labels.ppi import ppi_estimates
 from groundjudge.labels.queue import build_queue
 from groundjudge.labels.strata import pattern
 from groundjudge.metrics import classification_metrics
-from label_budget import verdicts_of
+from committed_runs import verdicts_of
 
 BUDGETS = (25, 50, 100, 200)
 """Labels at which the intervals are taken."""

@@ -32,8 +32,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "results" / "integrations"
-DATA = ROOT / "datasets" / "legal_types" / "legal_types.jsonl"
 sys.path.insert(0, str(ROOT / "tests"))
+
+from screenshot_common import open_page, test_rows  # noqa: E402  (scripts/ is on the path: run as a script)
 
 MLFLOW_JUDGE = "quip:threshold=0.999"
 """The judge the MLflow scorer runs: local, no model (the screenshot rebuilds anywhere), at the threshold fitted on
@@ -80,12 +81,6 @@ def stop_group(process: subprocess.Popen) -> None:
             continue
 
 
-def test_rows(n: int) -> list[dict]:
-    """The first ``n`` rows of datasets/legal_types' test split, in file order."""
-    rows = [json.loads(line) for line in DATA.read_text(encoding="utf-8").splitlines() if line.strip()]
-    return [row for row in rows if row.get("split") == "test"][:n]
-
-
 def mlflow_evaluation(store: Path) -> tuple[str, str, dict]:
     """Evaluate the rows with the Groundedness scorer into a sqlite store: (experiment id, run id, metrics).
 
@@ -118,15 +113,6 @@ def mlflow_evaluation(store: Path) -> tuple[str, str, dict]:
         result = mlflow.genai.evaluate(data=data, predict_fn=app, scorers=[Groundedness(judge=MLFLOW_JUDGE)])
     mlflow.flush_trace_async_logging()
     return experiment.experiment_id, run.info.run_id, dict(result.metrics)
-
-
-def open_page(driver, url: str, wait_text: str) -> None:
-    """Open ``url`` and wait (bounded) until the page shows ``wait_text``."""
-    from selenium.webdriver.support.ui import WebDriverWait
-
-    driver.get(url)
-    WebDriverWait(driver, 90).until(lambda d: wait_text in d.find_element("tag name", "body").text)
-    time.sleep(3)   # let the table finish drawing
 
 
 def click(driver, css: str, settle_s: float = 3.0) -> None:

@@ -82,7 +82,7 @@ def photograph_phoenix(base: str, out: Path, trace_id: str) -> list[str]:
     import base64
 
     from browser import chromium
-    from screenshot_integrations import open_page
+    from screenshot_common import open_page
 
     project = base64.b64encode(b"Project:1").decode()   # the first project: "default"
     out.mkdir(parents=True, exist_ok=True)
@@ -105,7 +105,7 @@ def screenshot_phoenix(out: Path) -> dict:
     import phoenix
 
     from phoenix_server import phoenix_server
-    from screenshot_integrations import test_rows
+    from screenshot_common import test_rows
 
     from groundjudge.integrations.phoenix import client_for
 
