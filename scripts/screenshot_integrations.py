@@ -7,12 +7,12 @@ results/integrations/ (one function per tool; README.md there says what each sho
 mlflow: ``mlflow.genai.evaluate`` with the ``Groundedness`` scorer (judge quip) on the first answers of
 datasets/legal_types' test split, logged to a sqlite store in a temporary folder; ``mlflow server`` on 127.0.0.1 over
 that store; headless Chromium (tests/browser.py's settings) photographs the run's evaluation view. Run it with the
-Python that has the [mlflow] extra (MLflow 3 pins pyarrow below the [pandas] extra: its own environment) and
-Debian's chromium + chromium-driver.
+Python that has the [mlflow] extra (installed with -c constraints/integrations.txt, which holds pyarrow below 26 for
+MLflow 3; docs/integrations/environment.md) and Debian's chromium + chromium-driver.
 
 phoenix: one trace per answer logged into a ``phoenix serve`` on 127.0.0.1 (sqlite in a temporary folder), judged by
 two quip judges and annotated with ``groundjudge export --to phoenix``; Chromium photographs the spans table and one
-trace's annotations (scripts/screenshot_phoenix.py; the Python that has the [phoenix] extra, its own environment).
+trace's annotations (scripts/screenshot_phoenix.py; the Python that has the [phoenix] extra, the same environment).
 """
 
 from __future__ import annotations
