@@ -163,12 +163,18 @@ def peak_overlap(intervals: Sequence[tuple[float, float]]) -> int:
     return peak
 
 
+SCORE_TIE = 1e-6
+"""Scores closer than this are one value to :func:`fit_threshold` (float32 noise between batchings)."""
+
+
 def fit_threshold(scores: Sequence[float | None], gold: Sequence[str]) -> tuple[float, float]:
     """The threshold (score >= t is grounded) that maximises balanced accuracy on dev.
 
     Candidates are midpoints between consecutive distinct scores plus both ends;
-    of equally good candidates the middle one is taken. Examples without a score
-    (abstentions) count as misses for every candidate. Returns (threshold, dev balanced accuracy).
+    of equally good candidates the middle one is taken. Scores closer than ``SCORE_TIE`` count as one (a model
+    scoring the same text in another batch differs in the last float32 bits, and that must not move the
+    threshold). Examples without a score (abstentions) count as misses for every candidate. Returns (threshold,
+    dev balanced accuracy).
     """
     s = np.array([np.nan if v is None else v for v in scores], dtype=float)
     t = encode(gold)
@@ -177,7 +183,9 @@ def fit_threshold(scores: Sequence[float | None], gold: Sequence[str]) -> tuple[
     distinct = np.unique(s[~np.isnan(s)])
     if len(distinct) == 0:
         raise ValueError("no scores to calibrate on (every dev example abstained)")
-    candidates = np.concatenate([[distinct[0] - 1e-9], (distinct[:-1] + distinct[1:]) / 2, [distinct[-1] + 1e-9]])
+    gaps = np.flatnonzero(np.diff(distinct) >= SCORE_TIE)   # i: a real gap between distinct[i] and distinct[i + 1]
+    candidates = np.concatenate([[distinct[0] - 1e-9], (distinct[gaps] + distinct[gaps + 1]) / 2,
+                                 [distinct[-1] + 1e-9]])
     scored = ~np.isnan(s)
     predictions = np.where(scored[None, :], (s[None, :] >= candidates[:, None]).astype(np.int8), -1)
     bal = _scores(np.broadcast_to(t, predictions.shape), predictions)["balanced_accuracy"]
