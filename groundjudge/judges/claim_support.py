@@ -11,6 +11,7 @@ weakest claim's support, so an answer is grounded exactly when every claim is su
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
@@ -83,20 +84,41 @@ class ClaimSupportJudge(LocalModelSettings):
         """The detector's name in claim reasons."""
         return self.name
 
+    def score_batch(self, examples: Sequence[Example]) -> list[Scored]:
+        """:meth:`score` of every example, all their (window, claim) pairs through the model in one call
+        (length-sorted across the examples). Each answer's timings hold the call's counts and its own
+        ``answer_pairs`` (and ``batch_examples`` when the call scored more than one answer)."""
+        engine = self.engine()
+        plans, premises, claims_in = [], [], []
+        for example in examples:
+            spans = hypotheses(example.answer, self.granularity)
+            if not spans:
+                plans.append(None)
+                continue
+            claims = [example.answer[s:e] for s, e in spans]
+            wins, selection = self.claim_windows(example, claims, engine)
+            plans.append((spans, wins, selection, len(premises)))
+            premises += [wins[w].text for _, w in selection.pairs]
+            claims_in += [claims[c] for c, _ in selection.pairs]
+        stats = ScoreStats()
+        probs = engine.score_pairs(premises, claims_in, stats=stats)
+        shared = {**stats.as_timings(), **({"batch_examples": float(len(examples))} if len(examples) > 1 else {})}
+        results = []
+        for example, plan in zip(examples, plans):
+            if plan is None:
+                results.append(Scored(score=None, abstain_reason="no_claims"))
+                continue
+            spans, wins, selection, offset = plan
+            verdicts = support_verdicts(example.answer, spans, probs[offset:offset + len(selection.pairs)],
+                                        selection, wins, self.threshold, self.source())
+            timings = {**shared, "windows": float(len(wins)), "pairs_all_windows": float(selection.pairs_all),
+                       "answer_pairs": float(len(selection.pairs))}
+            results.append(Scored(score=min(v.score for v in verdicts), claims=verdicts, timings=timings))
+        return results
+
     def score(self, example: Example) -> Scored:
         """Claim verdicts and the weakest claim's support (sync: runs in a worker thread)."""
-        engine = self.engine()
-        spans = hypotheses(example.answer, self.granularity)
-        if not spans:
-            return Scored(score=None, abstain_reason="no_claims")
-        claims = [example.answer[s:e] for s, e in spans]
-        wins, selection = self.claim_windows(example, claims, engine)
-        stats = ScoreStats()
-        probs = engine.score_pairs([wins[w].text for _, w in selection.pairs], [claims[c] for c, _ in selection.pairs],
-                                   stats=stats)
-        verdicts = support_verdicts(example.answer, spans, probs, selection, wins, self.threshold, self.source())
-        timings = {**stats.as_timings(), "windows": float(len(wins)), "pairs_all_windows": float(selection.pairs_all)}
-        return Scored(score=min(v.score for v in verdicts), claims=verdicts, timings=timings)
+        return self.score_batch([example])[0]
 
     def path(self) -> str:
         """What produced the verdicts."""

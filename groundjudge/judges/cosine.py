@@ -105,6 +105,10 @@ class CosineJudge:
         """Best-matching context sentence per answer sentence, aggregated over the answer."""
         return self.score_batch([example])[0]
 
+    def path(self) -> str:
+        """What produced the verdicts."""
+        return f"local:cosine({self.model})"
+
     async def judge(self, example: Example) -> JudgeResult:
         """Score the example and decide with the (calibrated) threshold."""
-        return await judge_locally(self.score, example, self.threshold, f"local:cosine({self.model})")
+        return await judge_locally(self.score, example, self.threshold, self.path())

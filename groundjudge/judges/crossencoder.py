@@ -5,12 +5,14 @@ for its maximum length and tau (a setting given in the spec wins). When the
 card says which input the model was trained on (``input``: the top-k context
 sentences by TF-IDF against '<question> <answer>' for short answers), the judge
 builds exactly that; otherwise it judges like ``nli``: claims, evidence windows,
-supported share.
+supported share. Either way ``score`` is ``score_batch`` of one answer, so a run that hands the judge answers
+in chunks decides each as it would alone.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -72,30 +74,51 @@ class CrossEncoderJudge(NLIJudge):
             return "supported"
         return claim_label(entail, contradict, self.tau)
 
-    def score(self, example: Example) -> Scored:
-        """Judge with the input the model was trained on, when its card says how (else like ``nli``)."""
+    def score_batch(self, examples: Sequence[Example]) -> list[Scored]:
+        """:meth:`score` of every example in one model call: with the input the model was trained on when its card
+        says how (each claim against its top-k context sentences, an index built once per document), else as
+        ``nli`` (claims against evidence windows)."""
         if not self._card.get("input"):
-            return super().score(example)
+            return super().score_batch(examples)
         from groundjudge.local_nli.pairs import EvidenceIndex, claims_of, context_sentences
 
-        claims = claims_of(example)
-        if not claims:
-            return Scored(score=None, abstain_reason="no_claims")
         k = int(self._card.get("evidence_k") or (1 if self._card.get("recipe") == "diff" else 2))
-        index = EvidenceIndex(context_sentences(example) or [example.context_text],
-                              self._card.get("evidence", "tfidf"))
-        premises = [index.evidence(claim, k) for claim in claims]
+        indexes: dict[tuple[str, ...], EvidenceIndex] = {}
+        plans, premises, hypotheses = [], [], []
+        for example in examples:
+            claims = claims_of(example)
+            if not claims:
+                plans.append(None)
+                continue
+            if example.context not in indexes:
+                indexes[example.context] = EvidenceIndex(context_sentences(example) or [example.context_text],
+                                                         self._card.get("evidence", "tfidf"))
+            mine = [indexes[example.context].evidence(claim, k) for claim in claims]
+            plans.append((claims, mine, len(premises)))
+            premises += mine
+            hypotheses += claims
         stats = ScoreStats()
-        probs = self.engine().score_pairs(premises, claims, stats=stats)
-        verdicts = []
-        for claim, premise, row in zip(claims, premises, probs):
-            start = example.answer.find(claim)
-            span = (start, start + len(claim)) if start >= 0 else (None, None)
-            verdicts.append(ClaimVerdict(
-                claim=Claim(text=claim, start=span[0], end=span[1]),
-                label=self.rule(float(row[ENTAILMENT]), float(row[CONTRADICTION])),
-                score=float(row[ENTAILMENT]), evidence=locate_evidence(premise, example.context)))
-        return Scored(score=score_answer(verdicts, self.answer_score), claims=verdicts, timings=stats.as_timings())
+        probs = self.engine().score_pairs(premises, hypotheses, stats=stats) if premises else None
+        shared = {**stats.as_timings(), **({"batch_examples": float(len(examples))} if len(examples) > 1 else {})}
+        results = []
+        for example, plan in zip(examples, plans):
+            if plan is None:
+                results.append(Scored(score=None, abstain_reason="no_claims"))
+                continue
+            claims, mine, offset = plan
+            verdicts = [self._card_verdict(example, claim, premise, row)
+                        for claim, premise, row in zip(claims, mine, probs[offset:offset + len(claims)])]
+            results.append(Scored(score=score_answer(verdicts, self.answer_score), claims=verdicts,
+                                  timings={**shared, "answer_pairs": float(len(claims))}))
+        return results
+
+    def _card_verdict(self, example: Example, claim: str, premise: str, row) -> ClaimVerdict:
+        """One claim's verdict from its pair's probabilities, its premise located in the context as evidence."""
+        start = example.answer.find(claim)
+        span = (start, start + len(claim)) if start >= 0 else (None, None)
+        return ClaimVerdict(claim=Claim(text=claim, start=span[0], end=span[1]),
+                            label=self.rule(float(row[ENTAILMENT]), float(row[CONTRADICTION])),
+                            score=float(row[ENTAILMENT]), evidence=locate_evidence(premise, example.context))
 
     def path(self) -> str:
         """What produced the verdicts."""

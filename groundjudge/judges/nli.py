@@ -149,7 +149,9 @@ class NLIJudge(LocalModelSettings):
 
     def score_batch(self, examples: Sequence[Example]) -> list[Scored]:
         """:meth:`score` of every example, all their (evidence window, claim) pairs through the model in one call
-        (length-sorted batches across the examples, a repeated pair run once)."""
+        (length-sorted batches across the examples, a repeated pair run once). Each answer's timings hold the
+        call's counts (``pairs_scored``: every pair of the call; ``batch_examples``: its answers, when more than
+        one) and its own ``answer_pairs``."""
         engine = self.engine()
         plans, premises, hypotheses = [], [], []
         for example in examples:
@@ -178,7 +180,8 @@ class NLIJudge(LocalModelSettings):
                 rows = selection.rows_of(c)
                 verdicts.append(self.verdict(Claim(text=claims[c], start=start, end=end), mine[rows], wins,
                                              [selection.pairs[r][1] for r in rows], example.context, short))
-            timings = {**shared, "windows": float(len(wins)), "pairs_all_windows": float(selection.pairs_all)}
+            timings = {**shared, "windows": float(len(wins)), "pairs_all_windows": float(selection.pairs_all),
+                       "answer_pairs": float(len(selection.pairs))}
             results.append(Scored(score=score_answer(verdicts, self.answer_score), claims=verdicts, timings=timings))
         return results
 

@@ -13,6 +13,7 @@ context states the opposite, and "contradicted" would claim more than the model 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar, Literal
 
@@ -59,18 +60,30 @@ class SpanTaggerJudge(LocalModelSettings):
         return load_tagger(self.model, self.model_settings(), max_length=self.max_length,
                            across_windows=self.across_windows)
 
+    def score_batch(self, examples: Sequence[Example]) -> list[Scored]:
+        """:meth:`score` of every example, the context windows of all of them through the tagger in one call. Each
+        answer's timings hold the call's counts (and ``batch_examples`` when it tagged more than one answer)."""
+        present = [i for i, example in enumerate(examples) if example.answer.strip()]
+        stats = ScoreStats()
+        items = [(examples[i].context, examples[i].question, examples[i].answer) for i in present]
+        tagged = dict(zip(present, self.engine().answers_scores(items, stats))) if present else {}
+        shared = {**stats.as_timings(), **({"batch_examples": float(len(examples))} if len(examples) > 1 else {})}
+        results = []
+        for i, example in enumerate(examples):
+            scores = tagged.get(i)
+            if scores is None or not len(scores.probs):
+                results.append(Scored(score=None, abstain_reason="no_claims"))
+                continue
+            spans = merge_spans(example.answer, scores, self.threshold)
+            timings = {**shared, "windows": float(scores.windows), "answer_tokens": float(len(scores.probs)),
+                       "answer_tokens_cut": float(scores.answer_tokens_cut), "spans": float(len(spans))}
+            results.append(Scored(score=support_of(scores.probs.max()), claims=[span_verdict(s) for s in spans],
+                                  timings=timings))
+        return results
+
     def score(self, example: Example) -> Scored:
         """The answer's hallucinated spans and 1 - max P(hallucinated) (sync: runs in a worker thread)."""
-        if not example.answer.strip():
-            return Scored(score=None, abstain_reason="no_claims")
-        stats = ScoreStats()
-        scores = self.engine().answer_scores(example.context, example.question, example.answer, stats)
-        if not len(scores.probs):
-            return Scored(score=None, abstain_reason="no_claims")
-        spans = merge_spans(example.answer, scores, self.threshold)
-        timings = {**stats.as_timings(), "windows": float(scores.windows), "answer_tokens": float(len(scores.probs)),
-                   "answer_tokens_cut": float(scores.answer_tokens_cut), "spans": float(len(spans))}
-        return Scored(score=support_of(scores.probs.max()), claims=[span_verdict(s) for s in spans], timings=timings)
+        return self.score_batch([example])[0]
 
     def path(self) -> str:
         """What produced the verdicts."""

@@ -10,8 +10,9 @@ fitted on dev (default: tau).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 from groundjudge.judges import register
 from groundjudge.judges.nli import DEFAULT_NLI_MODEL
@@ -52,37 +53,69 @@ class ViewsJudge:
     backend: Literal["torch", "onnx"] = "torch"
     threshold: float = 0.6
 
-    def score(self, example: Example) -> Scored:
-        """Support mass per claim over the views; score = the lowest."""
+    def _engines(self) -> list[tuple[str, Any]]:
+        """(short name, loaded NLI model) of ``model`` and of every one of ``models``."""
         names = [self.model] + [m for m in self.models if m.strip()]
         settings = ModelSettings(batch_size=self.batch_size)
-        engines = [(name.rsplit("/", 1)[-1], load_nli_model(name, settings, max_length=self.max_length,
-                                                             int8=self.int8, backend=self.backend))
-                   for name in names]
-        primary = engines[0][1]
-        spans = claims_of(example.answer)
-        if not spans:
-            return Scored(score=None, abstain_reason="no_claims")
-        claims = [example.answer[s:e] for s, e in spans]
+        return [(name.rsplit("/", 1)[-1], load_nli_model(name, settings, max_length=self.max_length,
+                                                         int8=self.int8, backend=self.backend))
+                for name in names]
+
+    def _evidence(self, example: Example, claims: list[str], primary: Any) -> list[list[str]]:
+        """Each claim's top-k evidence windows of the example's context (windows fitting beside its longest claim)."""
         room = primary.max_length - max(primary.token_length(c) for c in claims) - 4
         budget = max(min(self.window_tokens, room), 16)
         wins = windows(example.context, budget, primary.token_length)
         chosen = top_k_windows(claims, [w.text for w in wins], self.top_k, self.evidence, self.evidence_model)
-        evidence = [[wins[i].text for i in picks] for picks in chosen]
-        votes, view_names = entailment_votes(engines, evidence, claims, example.question,
-                                             [v for v in self.views if v], self.entail_at)
-        verdicts = []
-        for row, (start, end) in enumerate(spans):
-            mass = float(votes[row].mean())
-            kind = evidence_type(mass, self.tau, self.tau_prime)
-            agreeing = ", ".join(n for n, v in zip(view_names, votes[row]) if v) or "none"
-            verdicts.append(ClaimVerdict(claim=Claim(text=claims[row], start=start, end=end), label=LABELS[kind],
-                                         score=mass, reason=f"{kind}: m={mass:.2f}; entailed by {agreeing}",
-                                         views={n: bool(v) for n, v in zip(view_names, votes[row])}))
-        return Scored(score=min(v.score for v in verdicts), claims=verdicts,
-                      timings={"views": float(len(view_names)), "pairs_scored": float(
-                          len(view_names) * sum(len(e) for e in evidence))})
+        return [[wins[i].text for i in picks] for picks in chosen]
+
+    def score_batch(self, examples: Sequence[Example]) -> list[Scored]:
+        """:meth:`score` of every example: the claims of all of them voted on by each view in one call per view."""
+        engines = self._engines()
+        plans, claims_in, evidence_in, questions = [], [], [], []
+        for example in examples:
+            spans = claims_of(example.answer)
+            if not spans:
+                plans.append(None)
+                continue
+            claims = [example.answer[s:e] for s, e in spans]
+            evidence = self._evidence(example, claims, engines[0][1])
+            plans.append((spans, claims, evidence, len(claims_in)))
+            claims_in += claims
+            evidence_in += evidence
+            questions += [example.question] * len(claims)
+        votes, view_names = (entailment_votes(engines, evidence_in, claims_in, questions, [v for v in self.views if v],
+                                              self.entail_at) if claims_in else (None, []))
+        results = []
+        for plan in plans:
+            if plan is None:
+                results.append(Scored(score=None, abstain_reason="no_claims"))
+                continue
+            spans, claims, evidence, offset = plan
+            verdicts = [self._verdict(claims[row], span, votes[offset + row], view_names)
+                        for row, span in enumerate(spans)]
+            results.append(Scored(score=min(v.score for v in verdicts), claims=verdicts,
+                                  timings={"views": float(len(view_names)), "pairs_scored": float(
+                                      len(view_names) * sum(len(e) for e in evidence))}))
+        return results
+
+    def _verdict(self, claim: str, span: tuple[int, int], votes: Any, view_names: list[str]) -> ClaimVerdict:
+        """One claim's verdict from its votes: support mass, evidence type, the views that entailed it."""
+        mass = float(votes.mean())
+        kind = evidence_type(mass, self.tau, self.tau_prime)
+        agreeing = ", ".join(n for n, v in zip(view_names, votes) if v) or "none"
+        return ClaimVerdict(claim=Claim(text=claim, start=span[0], end=span[1]), label=LABELS[kind], score=mass,
+                            reason=f"{kind}: m={mass:.2f}; entailed by {agreeing}",
+                            views={n: bool(v) for n, v in zip(view_names, votes)})
+
+    def score(self, example: Example) -> Scored:
+        """Support mass per claim over the views; score = the lowest."""
+        return self.score_batch([example])[0]
+
+    def path(self) -> str:
+        """What produced the verdicts."""
+        return f"local:views({self.model})"
 
     async def judge(self, example: Example) -> JudgeResult:
         """Score in a worker thread and decide with the (calibrated) threshold."""
-        return await judge_locally(self.score, example, self.threshold, f"local:views({self.model})")
+        return await judge_locally(self.score, example, self.threshold, self.path())

@@ -155,25 +155,40 @@ class TokenTagger:
     def answer_scores(self, context: Sequence[str], question: str | None, answer: str,
                       stats: ScoreStats | None = None) -> TokenScores:
         """P(hallucinated) per answer token, aggregated over the context windows (``across_windows``)."""
+        return self.answers_scores([(context, question, answer)], stats)[0]
+
+    def answers_scores(self, items: Sequence[tuple[Sequence[str], str | None, str]],
+                       stats: ScoreStats | None = None) -> list[TokenScores]:
+        """:meth:`answer_scores` of every (context, question, answer), the windows of all of them through the
+        model in one call (length-sorted batches across the answers)."""
         call = ScoreStats()
-        prompts, lacking = self.prompts(context, question, token_count(self.tokenizer, answer))
-        rows, positions, offsets = self._encode(prompts, answer, lacking == 0)
+        prepared, every_row = [], []
+        for context, question, answer in items:
+            prompts, lacking = self.prompts(context, question, token_count(self.tokenizer, answer))
+            rows, positions, offsets = self._encode(prompts, answer, lacking == 0)
+            prepared.append((answer, rows, positions, offsets, len(every_row)))
+            every_row += rows
+            call.pairs_truncated += int(lacking > 0)
         with self.loaded.lock:
             plan = BatchPlan.for_tokenizer(self.tokenizer, self.batch_size, self.device)
-            out, self.batch_size = run_sorted(rows, self._probs, plan, call)
-        n = min(len(p) for p in positions)
-        per_window = []
-        for row, where, probs in zip(rows, positions, out):
-            shift = len(probs) - len(row["input_ids"]) if plan.left else 0
-            per_window.append(probs[[shift + j for j in where[:n]]])
-        matrix = np.vstack(per_window) if per_window else np.zeros((0, n))
-        agg = matrix.max(axis=0) if self.across_windows == "max" else matrix.min(axis=0)
-        call.pairs_scored, call.pairs_truncated = len(rows), int(lacking > 0)
+            out, self.batch_size = run_sorted(every_row, self._probs, plan, call)
+        results = []
+        for answer, rows, positions, offsets, first in prepared:
+            n = min(len(p) for p in positions)
+            per_window = []
+            for row, where, probs in zip(rows, positions, out[first:first + len(rows)]):
+                shift = len(probs) - len(row["input_ids"]) if plan.left else 0
+                per_window.append(probs[[shift + j for j in where[:n]]])
+            matrix = np.vstack(per_window) if per_window else np.zeros((0, n))
+            agg = matrix.max(axis=0) if self.across_windows == "max" else matrix.min(axis=0)
+            full = token_count(self.tokenizer, answer)
+            results.append(TokenScores(offsets=offsets[0][:n], probs=agg, windows=len(rows),
+                                       answer_tokens_cut=max(full - n, 0)))
+        call.pairs_scored = len(every_row)
         self.stats.add(call)
         if stats is not None:
             stats.add(call)
-        full = token_count(self.tokenizer, answer)
-        return TokenScores(offsets=offsets[0][:n], probs=agg, windows=len(rows), answer_tokens_cut=max(full - n, 0))
+        return results
 
 
 TAGGER_SETTINGS = ModelSettings(batch_size=4)

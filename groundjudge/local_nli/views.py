@@ -40,19 +40,21 @@ def view_pair(view: str, evidence: str, claim: str, question: str | None) -> tup
 
 
 def entailment_votes(engines: Sequence[tuple[str, NLIModel]], evidence: Sequence[Sequence[str]],
-                     claims: Sequence[str], question: str | None, views: Sequence[str], entail_at: float = 0.5
-                     ) -> tuple[np.ndarray, list[str]]:
+                     claims: Sequence[str], questions: Sequence[str | None], views: Sequence[str],
+                     entail_at: float = 0.5) -> tuple[np.ndarray, list[str]]:
     """Votes (claims x views) of 1 where a view finds the claim entailed by any of its evidence windows.
 
     ``engines`` is [(name, model)]: the first runs every prompt view, each further one a ``direct`` view
-    (an independent backend). Returns the vote matrix and the view names.
+    (an independent backend). ``questions`` has one entry per claim (the question of the claim's answer, or
+    None), so that the claims of many answers are scored in one call per view. Returns the vote matrix and the
+    view names.
     """
     names: list[str] = []
     columns: list[np.ndarray] = []
     plan = [(engines[0], view) for view in views] + [(engine, "direct") for engine in engines[1:]]
     for (engine_name, engine), view in plan:
         premises, hypotheses, owner = [], [], []
-        for c, (claim, windows) in enumerate(zip(claims, evidence)):
+        for c, (claim, windows, question) in enumerate(zip(claims, evidence, questions)):
             for window in windows:
                 premise, hypothesis = view_pair(view, window, claim, question)
                 premises.append(premise)
