@@ -209,6 +209,10 @@ class JudgeResult(_Frozen):
     started_at: float | None = Field(default=None, description="Unix time judging this example started.")
     finished_at: float | None = Field(default=None, description="Unix time judging this example finished.")
     timings: dict[str, float] = Field(default_factory=dict, description="Named local timings, in seconds.")
+    batch_size: int | None = Field(default=None, ge=1, description=(
+        "A local judge given answers in chunks (``--local-chunk``): the answers scored together with this one in "
+        "one call; ``latency_s`` is then this answer's share of that call (its time / batch_size) and "
+        "started_at / finished_at are the call's. None: judged on its own."))
     stages: tuple[Verdict, ...] = Field(default=(), description="Verdicts of the inner judges of a fallback or cascade.")
     repeats: tuple[Verdict, ...] = Field(default=(), description=(
         "With repeats=N: the N verdicts of the answer, in order; ``verdict`` is their majority."))

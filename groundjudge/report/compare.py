@@ -78,6 +78,12 @@ def comparison_table(summary: dict[str, Any]) -> Table:
             f"{s['cost_usd']:.4f}",
             f"{s['tokens']['input']}/{s['tokens']['output']}",
         )
+    chunked = {spec: s["latency_chunk"] for spec, s in summary["judges"].items() if (s.get("latency_chunk") or 0) > 1}
+    if chunked:
+        table.caption = Text("latency of " + ", ".join(f"{spec} (chunks of {size})" for spec, size in chunked.items())
+                         + ": each answer's share of its chunk's compute (one call's time / its answers; "
+                           "--local-chunk 1: one answer at a time)")
+        table.caption_justify = "left"
     return table
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from groundjudge.consoles import console
@@ -29,12 +29,12 @@ def needs_calibration(task: JudgeTask, user_settings: dict[str, str]) -> bool:
 
 
 def calibrate(tasks: Sequence[JudgeTask], dev: Sequence[Example], source: str, header: RunHeader,
-              records_path: Path, concurrency: int = 8, show_progress: bool = True,
-              batches=None) -> dict[str, Calibration]:
+              records_path: Path, judge_all: Callable[..., int] = run_judges) -> dict[str, Calibration]:
     """Judge the dev examples (recorded in ``records_path``) and fit each judge's threshold.
 
-    The dev records are resumable like any run (in provider-batch rounds with ``batches``, as ``run_judges``).
-    Returns the calibration per judge spec.
+    ``judge_all`` judges them as the run judges its examples: ``run_judges`` with the run's concurrency, progress
+    bar, provider batches and local chunk size bound (called as ``judge_all(tasks, examples, writer, done=...)``).
+    The dev records are resumable like any run. Returns the calibration per judge spec.
     """
     labelled = [ex for ex in dev if ex.label is not None]
     if not labelled:
@@ -45,8 +45,7 @@ def calibrate(tasks: Sequence[JudgeTask], dev: Sequence[Example], source: str, h
     with RecordWriter(records_path) as writer:
         if not done and records_path.stat().st_size == 0:
             writer.write(header)
-        run_judges(tasks, labelled, writer, done=done, concurrency=concurrency, show_progress=show_progress,
-                   batches=batches)
+        judge_all(tasks, labelled, writer, done=done)
     records = read_records(records_path)
     calibrations = {}
     for task in tasks:

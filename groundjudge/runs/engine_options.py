@@ -1,4 +1,5 @@
-"""Where a run's judging happens: ``--engine local`` (this process) or ``--engine ray`` (actors on a Ray cluster).
+"""Where a run's judging happens: ``--engine local`` (this process) or ``--engine ray`` (actors on a Ray cluster),
+and how many answers a local judge is handed at once (``--local-chunk``).
 
 The options live here and are mixed into the run's options (:class:`~groundjudge.runs.execute.RunOptions`), the
 experiment file's ``[run]`` table and the ``groundjudge run`` flags; :func:`runner_for` picks the function that
@@ -11,12 +12,12 @@ import argparse
 import importlib.util
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 
+from groundjudge.runs.chunk_option import DEFAULT_LOCAL_CHUNK, LOCAL_CHUNK_FLAG, check_local_chunk
 from groundjudge.runs.ray_cluster import RAY_MISSING
 
 Engine = Literal["local", "ray"]
-
 
 def ray_installed() -> bool:
     """Whether the ``ray`` package can be imported."""
@@ -34,6 +35,15 @@ class EngineOptions(BaseModel):
     ray_num_cpus: float = Field(default=1.0, ge=0.0, description="CPUs each actor reserves (its torch threads).")
     ray_num_gpus: float = Field(default=0.0, ge=0.0, description="GPUs each local judge's actor reserves.")
     ray_batch: int = Field(default=8, ge=1, description="Examples sent to an actor at once.")
+    local_chunk: int = Field(default=DEFAULT_LOCAL_CHUNK, description=(
+        "Answers handed at once to a local judge that scores in batches (nli, crossencoder, cosine, views, hhem, "
+        "minicheck, spans), grouped by document; 1: one answer at a time. Latency is each answer's share of its "
+        "chunk. Not --batch, which sends LLM calls to provider batch APIs."))
+
+    @field_validator("local_chunk", mode="before")
+    @classmethod
+    def _chunk_is_usable(cls, value: Any) -> int:
+        return check_local_chunk(value)
 
     @model_validator(mode="after")
     def _engine_can_run(self) -> EngineOptions:
@@ -57,6 +67,8 @@ class EngineSection(BaseModel):
     ray_num_cpus: float | None = Field(default=None, ge=0.0, description="CPUs per actor.")
     ray_num_gpus: float | None = Field(default=None, ge=0.0, description="GPUs per local judge's actor.")
     ray_batch: int | None = Field(default=None, ge=1, description="Examples per actor task.")
+    local_chunk: int | None = Field(default=None, ge=1, description=(
+        "Answers handed at once to a local judge that scores in batches (default 32; 1: one at a time)."))
 
 
 def add_engine_options(parser: argparse.ArgumentParser) -> None:
@@ -71,15 +83,21 @@ def add_engine_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--ray-num-gpus", type=float, metavar="N",
                         help="GPUs each local judge's actor reserves (default 0)")
     parser.add_argument("--ray-batch", type=int, metavar="N", help="examples per actor task (default 8)")
+    parser.add_argument(LOCAL_CHUNK_FLAG, type=int, metavar="N",
+                        help=f"answers handed at once to a local judge that scores in batches (nli, crossencoder, "
+                             f"cosine, views, hhem, minicheck, spans), grouped by document; latency is each "
+                             f"answer's share of its chunk (default {DEFAULT_LOCAL_CHUNK}; 1: one at a time)")
 
 
 def runner_for(options: Any):
     """The function that judges a run's examples: ``run_judges`` (in process), or the Ray engine bound to the
     run's options (same signature)."""
     if getattr(options, "engine", "local") != "ray":
+        from functools import partial
+
         from groundjudge.runs.runner import run_judges
 
-        return run_judges
+        return partial(run_judges, local_chunk=getattr(options, "local_chunk", DEFAULT_LOCAL_CHUNK))
     from groundjudge.runs.ray_engine import ray_runner
 
     return ray_runner(options)

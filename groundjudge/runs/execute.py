@@ -14,6 +14,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
@@ -48,7 +49,7 @@ from groundjudge.runs.records import (  # noqa: E402
     read_records,
     repair_torn_tail,
 )
-from groundjudge.runs.runner import JudgeTask  # noqa: E402
+from groundjudge.runs.runner import JudgeTask, run_judges  # noqa: E402
 from groundjudge.runs.engine_options import EngineOptions, runner_for  # noqa: E402
 from groundjudge.runs.summary import summarize  # noqa: E402
 from groundjudge.types import Calibration, DatasetInfo, Example, JudgeSpec, PromptTemplate, RunHeader  # noqa: E402
@@ -341,7 +342,8 @@ def _judge_into(args: RunOptions, plan: RunPlan, service, driver=None) -> int:
             console.print(f"calibrating {len(to_calibrate)} judge(s) on {len(dev)} dev examples ({plan.cal_source})"
                           + (" (resumed)" if kept is not None else ""))
             calibrations = calibrate(to_calibrate, dev, plan.cal_source, dev_header, cal_path,
-                                     args.concurrency, not args.quiet, batches=driver)
+                                     partial(run_judges, concurrency=args.concurrency, show_progress=not args.quiet,
+                                             batches=driver, local_chunk=args.local_chunk))
         elif to_calibrate:
             unfitted = [t.spec for t in to_calibrate if getattr(t.judge, "needs_fit", False)]
             if unfitted:

@@ -7,6 +7,10 @@ it is sent still queues them on its side, and that wait is part of the measured 
 the concurrency. The run's wall time per answer (the time covered by the answers' start-to-finish
 intervals, divided by the answers) tells the two apart: a p50 latency far above it means the requests
 overlapped, and the notes say so.
+
+A local judge given answers in chunks (``--local-chunk``, :mod:`groundjudge.runs.local_chunks`) records each
+answer's share of its chunk's compute instead (the call's time / the answers in it); ``latency_chunk`` in the
+summary is the largest chunk, a note says so, and a chunk counts as one call when the concurrency is measured.
 """
 
 from __future__ import annotations
@@ -19,6 +23,10 @@ from groundjudge.types import ResultRecord
 LATENCY_KIND = "service time per answer: wall time less the client-side queue (queue_s)"
 """What ``latency_s`` in a summary measures."""
 
+CHUNK_LATENCY_KIND = ("each answer's share of its chunk's compute: the time of the one call that scored the chunk / "
+                      "the answers in it (batch_size)")
+"""What ``latency_s`` measures for a local judge given answers in chunks (``--local-chunk``)."""
+
 QUEUE_NOTE_SHARE = 0.5
 """A note when more than this share of the answers' time was spent waiting for a client-side slot."""
 
@@ -26,6 +34,21 @@ QUEUE_NOTE_SHARE = 0.5
 def _intervals(results: list[ResultRecord]) -> list[tuple[float, float]]:
     return [(r.result.started_at, r.result.finished_at) for r in results
             if r.result.started_at is not None and r.result.finished_at is not None]
+
+
+def _calls(results: list[ResultRecord]) -> list[tuple[float, float]]:
+    """The intervals of the scoring calls: one per answer, except that the answers of one chunk (which share
+    their call's interval) count once."""
+    chunked = {(r.result.started_at, r.result.finished_at) for r in results
+               if r.result.batch_size and r.result.started_at is not None and r.result.finished_at is not None}
+    alone = [(r.result.started_at, r.result.finished_at) for r in results if not r.result.batch_size]
+    return [*chunked, *[(a, b) for a, b in alone if a is not None and b is not None]]
+
+
+def chunk_size(results: list[ResultRecord]) -> int | None:
+    """The largest chunk a local judge's answers were scored in (``batch_size``), or None when none was."""
+    sizes = [r.result.batch_size for r in results if r.result.batch_size]
+    return max(sizes) if sizes else None
 
 
 def _server_per_answer(results: list[ResultRecord]) -> list[float]:
@@ -44,7 +67,7 @@ def measured_concurrency(results: list[ResultRecord]) -> int | None:
     in_flight = [c.in_flight for r in results for c in r.result.calls if not c.cached and c.in_flight]
     if in_flight:
         return max(in_flight)
-    intervals = _intervals(results)
+    intervals = _calls(results)   # a chunk is one call: its answers were scored together, not concurrently
     return peak_overlap(intervals) if intervals else None
 
 
@@ -54,8 +77,10 @@ def latency_summary(results: list[ResultRecord]) -> dict[str, Any]:
     queued = [r.result.queue_s for r in results]
     intervals = _intervals(results)
     limits = [c.concurrency for r in results for c in r.result.calls if c.concurrency]
+    chunk = chunk_size(results)
     out: dict[str, Any] = {
-        "latency_kind": LATENCY_KIND,
+        "latency_kind": CHUNK_LATENCY_KIND if chunk and chunk > 1 else LATENCY_KIND,
+        "latency_chunk": chunk,
         "latency_concurrency": measured_concurrency(results),
         "concurrency_limit": max(limits) if limits else None,
         "queue_s": latency_stats(queued),
@@ -80,6 +105,10 @@ def latency_notes(latency: dict[str, float], fields: dict[str, Any]) -> list[str
     llama-cpp-python's ``openai-processing-ms`` includes the wait for its one slot.
     """
     notes = []
+    if (fields.get("latency_chunk") or 0) > 1:
+        notes.append(f"latency is each answer's share of its chunk's compute (chunks of up to "
+                     f"{fields['latency_chunk']} answers scored in one call; --local-chunk 1 measures one answer "
+                     "at a time)")
     at, wall, slots = fields["latency_concurrency"], fields["wall_s_per_answer"], fields.get("server_slots")
     if at and slots and at > slots:
         notes.append(

@@ -11,6 +11,9 @@ from collections.abc import Callable, Sequence
 
 from rich.markup import escape
 
+from groundjudge.runs.chunk_option import DEFAULT_LOCAL_CHUNK, check_local_chunk
+from groundjudge.runs.interrupts import interrupts_deferred
+from groundjudge.runs.local_chunks import batch_scorer, judged_chunks
 from groundjudge.runs.records import RecordWriter
 from groundjudge.runs.task import JudgeTask, judge_one, progress_bar
 from groundjudge.types import Example, ResultRecord
@@ -44,16 +47,29 @@ async def _judge_all(task: JudgeTask, examples: Sequence[Example], concurrency: 
     await asyncio.gather(*(worker() for _ in range(max(1, min(limit, len(examples))))))
 
 
+def _write_chunks(task: JudgeTask, examples: Sequence[Example], local_chunk: int, writer: RecordWriter,
+                  on_result: Callable[[ResultRecord], None]) -> None:
+    """Judge ``examples`` in chunks (:mod:`groundjudge.runs.local_chunks`): each chunk's records are written whole
+    (an interrupt waits for the last of them) and synced to disk before the next chunk is scored."""
+    for records in judged_chunks(task, examples, local_chunk):
+        with interrupts_deferred():
+            for record in records:
+                on_result(record)
+            writer.sync()
+
+
 def run_judges(tasks: Sequence[JudgeTask], examples: Sequence[Example], writer: RecordWriter,
                done: set[tuple[str, str]] = frozenset(), concurrency: int = 8,
-               show_progress: bool = True, batches=None) -> int:
+               show_progress: bool = True, batches=None, local_chunk: int = DEFAULT_LOCAL_CHUNK) -> int:
     """Judge every example with every judge, skipping pairs already done; returns results written.
 
     Judges run one after another (so local judges' latencies are not distorted by
-    each other); within a judge, examples run concurrently up to its limit. With ``batches`` (a
-    :class:`~groundjudge.llm.batch.driver.BatchDriver`) the run goes in provider-batch rounds
+    each other); within a judge, examples run concurrently up to its limit, except that a local judge with a
+    batch path is given them in chunks of ``local_chunk`` answers (:mod:`groundjudge.runs.local_chunks`). With
+    ``batches`` (a :class:`~groundjudge.llm.batch.driver.BatchDriver`) the run goes in provider-batch rounds
     (:mod:`groundjudge.runs.batch_rounds`).
     """
+    check_local_chunk(local_chunk)
     if batches is not None:
         from groundjudge.runs.batch_rounds import run_rounds   # the batch machinery loads for a batch run only
 
@@ -71,6 +87,8 @@ def run_judges(tasks: Sequence[JudgeTask], examples: Sequence[Example], writer: 
                 written += 1
                 progress.advance(bar)
 
-            if todo:
+            if todo and batch_scorer(task.judge) is not None:
+                _write_chunks(task, todo, local_chunk, writer, on_result)
+            elif todo:
                 asyncio.run(_judge_all(task, todo, concurrency, on_result))
     return written

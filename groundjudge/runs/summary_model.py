@@ -116,6 +116,9 @@ class JudgeSummary(BaseModel):
     llm_calls: int = 0
     llm_calls_cached: int = 0
     latency_s: dict[str, float] = Field(default_factory=dict)
+    latency_chunk: int | None = Field(default=None, description=(
+        "A local judge given answers in chunks: the largest chunk; above 1, latency_s is each answer's share of its "
+        "chunk's compute (the call's time / the answers in it)."))
     stability: dict[str, Any] | None = Field(default=None, description="Flip rate and Fleiss' kappa (repeats=N).")
     suspected_injection: InjectionFlags | None = Field(
         default=None, description="Verdicts flagged for suspected prompt injection (when any is, or on a battery).")

@@ -34,6 +34,13 @@ class JudgeTask:
     judge: Judge
 
 
+def error_verdict(judge: Judge, example: Example, err: BaseException) -> Verdict:
+    """The abstention of an answer whose judging raised ``err``: the error's type and first line as the reason."""
+    message = f"{type(err).__name__}: {err}".splitlines()[0][:300]
+    return Verdict(example_id=example.id, label="abstain", abstain_reason=f"judge_error: {message}",
+                   path=f"error:{getattr(judge, 'name', type(judge).__name__)}")
+
+
 async def judge_one(judge: Judge, example: Example) -> JudgeResult:
     """Judge one example, timing it (service time apart from client-side queueing); an unexpected error
     becomes an abstention, never a lost example."""
@@ -45,10 +52,7 @@ async def judge_one(judge: Judge, example: Example) -> JudgeResult:
         except FATAL_ERRORS:
             raise
         except Exception as err:  # noqa: BLE001 - recorded as the abstention reason
-            message = f"{type(err).__name__}: {err}".splitlines()[0][:300]
-            verdict = Verdict(example_id=example.id, label="abstain", abstain_reason=f"judge_error: {message}",
-                              path=f"error:{getattr(judge, 'name', type(judge).__name__)}")
-            result = JudgeResult(verdict=verdict)
+            result = JudgeResult(verdict=error_verdict(judge, example, err))
     wall = time.perf_counter() - start
     return result.model_copy(update={"latency_s": wall - clock.queue_s, "queue_s": clock.queue_s,
                                      "started_at": started_at, "finished_at": started_at + wall})
