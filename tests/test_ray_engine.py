@@ -294,7 +294,9 @@ def test_the_experiment_file_and_the_flags_set_the_engine(tmp_path, monkeypatch)
     options = options_from_args(args)
     assert (options.engine, options.ray_batch, options.ray_num_gpus, options.ray_actors) == ("ray", 4, 1.0, 3)
     local = options_from_args(build_parser().parse_args(["run", str(experiment), "--engine", "local"]))
-    assert local.engine == "local" and engine_options.runner_for(local).__name__ == "run_judges"
+    runner = engine_options.runner_for(local)   # run_judges bound to the run's chunk size
+    assert local.engine == "local" and runner.func.__name__ == "run_judges"
+    assert runner.keywords == {"local_chunk": local.local_chunk}
 
 
 def test_the_ordered_writer_writes_in_order_and_once():
