@@ -20,6 +20,8 @@ SHARED = ROOT.parent / "shared" / "datasets"
 # hypothesis keeps its example database in memory and its other files (constants, unicode tables) in a temporary
 # folder: no .hypothesis/ in the working tree
 os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", tempfile.mkdtemp(prefix="gj-hypothesis-"))
+# dtype=auto caches its float32 agreement checks per machine and model: in a temporary folder here, never ~/.cache
+os.environ.setdefault("GROUNDJUDGE_BACKEND_CACHE", tempfile.mkdtemp(prefix="gj-backend-"))
 try:
     from hypothesis import settings as _hypothesis_settings
     from hypothesis.database import InMemoryExampleDatabase

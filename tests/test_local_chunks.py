@@ -80,11 +80,12 @@ def models(tmp_path_factory):
 
 def local_specs(models) -> list[str]:
     """One spec of every local kind that scores answers in batches (crossencoder both ways: nli-like and card)."""
-    return [f"nli:model={models['nli']},top_k=2,tau=0.3", f"crossencoder:model={models['nli']},tau=0.3",
-            f"crossencoder:model={models['card']}", "cosine",
-            f"views:model={models['nli']},models={models['card']},top_k=1,entail_at=0.3",
-            f"hhem:model={models['hhem']}", f"minicheck:model={models['minicheck']},threshold=0.4",
-            f"spans:model={models['tagger']}"]
+    fp32 = "dtype=float32"   # scores equal to 1e-6 across batchings: float32 (dtype=auto may choose bfloat16)
+    return [f"nli:model={models['nli']},top_k=2,tau=0.3,{fp32}", f"crossencoder:model={models['nli']},tau=0.3,{fp32}",
+            f"crossencoder:model={models['card']},{fp32}", "cosine",
+            f"views:model={models['nli']},models={models['card']},top_k=1,entail_at=0.3,{fp32}",
+            f"hhem:model={models['hhem']},{fp32}", f"minicheck:model={models['minicheck']},threshold=0.4,{fp32}",
+            f"spans:model={models['tagger']},{fp32}"]
 
 
 def by_key(run) -> dict:

@@ -69,7 +69,7 @@ def test_one_logit_model_is_a_sigmoid_of_entailment(tmp_path):
 
 
 def test_batched_scores_equal_one_at_a_time_in_input_order(tmp_path):
-    model = NLIModel(tiny_model(tmp_path / "m", weight_scale=20.0), batch_size=4)
+    model = NLIModel(tiny_model(tmp_path / "m", weight_scale=20.0), batch_size=4, dtype="float32")   # exact
     premises = [f"Sentence number {i} " + "word " * (i * 3) for i in range(9)]
     hypotheses = [f"Claim {i}." for i in range(9)]
     premises.reverse()   # longest first: length sorting must reorder and put every row back
@@ -84,7 +84,7 @@ def test_batched_scores_equal_one_at_a_time_in_input_order(tmp_path):
 
 
 def test_a_repeated_pair_is_run_once_and_answered_for_every_copy(tmp_path):
-    model = NLIModel(tiny_model(tmp_path / "m", weight_scale=20.0), batch_size=2)
+    model = NLIModel(tiny_model(tmp_path / "m", weight_scale=20.0), batch_size=2, dtype="float32")   # exact
     premises = [f"Sentence number {i} " + "word " * (i * 3) for i in range(5)]
     hypotheses = [f"Claim {i}." for i in range(5)]
     # pairs repeated in any order; the last two have the same words split differently and must stay apart
@@ -106,7 +106,7 @@ def test_onnx_backend_gives_the_torch_probabilities(tmp_path, monkeypatch):
     path = tiny_model(tmp_path / "m", weight_scale=20.0)
     premises = [f"Sentence number {i} " + "word " * (i * 3) for i in range(7)]
     hypotheses = [f"Claim {i}." for i in range(7)]
-    reference = NLIModel(path, batch_size=3).score_pairs(premises, hypotheses)
+    reference = NLIModel(path, batch_size=3, dtype="float32").score_pairs(premises, hypotheses)
     onnx = NLIModel(path, batch_size=3, backend="onnx")
     assert np.allclose(onnx.score_pairs(premises, hypotheses), reference, atol=1e-4)
     assert len(list((tmp_path / "onnx").rglob("model.onnx"))) == 1

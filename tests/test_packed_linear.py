@@ -96,7 +96,7 @@ def test_engine_packs_on_cpu_and_scores_as_the_plain_model(tmp_path):
     from test_local_nli import tiny_model
 
     path = tiny_model(tmp_path / "m", weight_scale=20.0)
-    engine = NLIModel(path, batch_size=4)
+    engine = NLIModel(path, batch_size=4, dtype="float32")   # packing is for float32 (dtype=auto may pick bf16)
     assert any(hasattr(m, PACKED_ATTR) for m in engine.model.modules())
     premises = [f"Sentence number {i} " + "word " * (i * 3) for i in range(6)]
     hypotheses = [f"Claim {i}." for i in range(6)]

@@ -33,3 +33,10 @@ class LocalModelSettings(ModelSettings):
 
     def __post_init__(self) -> None:
         check_placement(self.name, self.device, self.dtype)
+
+    def runs_on(self) -> str:
+        """Where and in what precision this judge's model runs here, and how ``dtype=auto`` chose it (loads
+        the model, which runs the check once per machine and model when it is not cached)."""
+        engine = getattr(self, "engine", None)
+        where = getattr(engine(), "placement", None) if engine is not None else None
+        return where.describe() if where is not None else ""

@@ -15,8 +15,10 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 from groundjudge.judges import register
+from groundjudge.judges.local_settings import check_placement
 from groundjudge.judges.nli import DEFAULT_NLI_MODEL
 from groundjudge.judges.scoring import Scored, judge_locally
+from groundjudge.local_nli.devices import Device, DType
 from groundjudge.local_nli.evidence import EvidenceMethod, top_k_windows
 from groundjudge.local_nli.model import DEFAULT_EMBEDDER
 from groundjudge.local_nli.nli_model import load_nli_model
@@ -52,11 +54,18 @@ class ViewsJudge:
     int8: bool = False
     backend: Literal["torch", "onnx"] = "torch"
     threshold: float = 0.6
+    device: Device = "auto"
+    """As on every local judge (see groundjudge.local_nli.devices)."""
+    dtype: DType = "auto"
+    """As on every local judge: ``auto`` settles each model's precision by the check set."""
+
+    def __post_init__(self) -> None:
+        check_placement(self.name, self.device, self.dtype)
 
     def _engines(self) -> list[tuple[str, Any]]:
         """(short name, loaded NLI model) of ``model`` and of every one of ``models``."""
         names = [self.model] + [m for m in self.models if m.strip()]
-        settings = ModelSettings(batch_size=self.batch_size)
+        settings = ModelSettings(batch_size=self.batch_size, device=self.device, dtype=self.dtype)
         return [(name.rsplit("/", 1)[-1], load_nli_model(name, settings, max_length=self.max_length,
                                                          int8=self.int8, backend=self.backend))
                 for name in names]

@@ -4,8 +4,12 @@ One rule for every local judge (``nli``, ``crossencoder``, ``hhem``, ``minicheck
 
 * ``device``: ``auto`` (CUDA if torch sees a GPU, else Apple MPS, else CPU), or ``cpu`` / ``cuda`` / ``mps``,
   an error when this machine cannot give it (never a silent fall-back to CPU).
-* ``dtype``: ``float32`` (default), ``bfloat16`` or ``float16``; float16 is refused on CPU, where half
-  precision matmuls are missing or far slower than float32 (bfloat16 is the CPU option).
+* ``dtype``: ``auto`` (default), ``float32``, ``bfloat16`` or ``float16``. ``auto`` proposes bfloat16 where the
+  device computes it natively (a CPU with AMX or AVX512-BF16, a CUDA GPU that supports it; see
+  :mod:`~groundjudge.local_nli.precision`), else float32; the proposal is then checked against float32 on the
+  shipped check set when the model loads (:mod:`~groundjudge.local_nli.backend_check`). A forced bfloat16 on a
+  CPU or GPU without native bf16 is refused (it would be emulated, slower than float32); float16 is refused on
+  CPU, where half precision matmuls are missing or far slower than float32.
 * Out of GPU memory, a batch is halved and retried, down to one pair at a time; the size that worked is
   kept for the next calls.
 """
@@ -14,17 +18,19 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from groundjudge.local_nli.precision import bf16_flags_seen, native_bf16
 
 log = logging.getLogger(__name__)
 
 Device = Literal["auto", "cpu", "cuda", "mps"]
 """The device setting of a local judge."""
-DType = Literal["float32", "bfloat16", "float16"]
+DType = Literal["auto", "float32", "bfloat16", "float16"]
 """The precision setting of a local judge."""
 DEVICES: tuple[str, ...] = ("auto", "cpu", "cuda", "mps")
-DTYPES: tuple[str, ...] = ("float32", "bfloat16", "float16")
+DTYPES: tuple[str, ...] = ("auto", "float32", "bfloat16", "float16")
 
 
 class DeviceError(ValueError):
@@ -60,16 +66,31 @@ def resolve_device(device: str = "auto") -> str:
     return device
 
 
-def resolve_dtype(dtype: str, device: str, bf16: bool = False) -> str:
-    """The precision name for a resolved device; ``bf16=True`` (the older setting) means ``bfloat16``."""
+def resolve_dtype(dtype: str, device: str, bf16: bool = False, flags: frozenset[str] | None = None) -> str:
+    """The precision name for a resolved device; ``bf16=True`` (the older setting) means ``bfloat16``.
+
+    ``auto`` gives ``bfloat16`` where ``device`` computes it natively (``flags``: the CPU's feature flags,
+    default this machine's), else ``float32``; the caller then checks a bfloat16 proposal against float32
+    (:func:`groundjudge.local_nli.backend_check.settle`). A forced bfloat16 where it is not native is refused.
+    """
+    allowed = ", ".join(DTYPES)
     if dtype not in DTYPES:
-        raise DeviceError(f"unknown dtype {dtype!r}; use one of: {', '.join(DTYPES)}")
+        raise DeviceError(f"unknown dtype {dtype!r}; use one of: {allowed}")
     if bf16 and dtype == "float16":
         raise DeviceError("bf16=true and dtype=float16 contradict each other; give one of them")
     name = "bfloat16" if bf16 else dtype
+    if name == "auto":
+        return "bfloat16" if native_bf16(device, flags) else "float32"
     if name == "float16" and device == "cpu":
         raise DeviceError("dtype=float16 is not supported on CPU (half-precision kernels are missing or much slower "
-                          "than float32 there); use dtype=bfloat16 or dtype=float32 on CPU, or device=cuda / mps")
+                          "than float32 there); use dtype=auto or dtype=float32 on CPU (or bfloat16 where the CPU has "
+                          "AMX / AVX512-BF16), or device=cuda / mps")
+    if name == "bfloat16" and device in ("cpu", "cuda") and not native_bf16(device, flags):
+        setting = "bf16=true" if bf16 else "dtype=bfloat16"
+        lacks = (f"this CPU has no native bf16 matrix units (AMX or AVX512-BF16; bf16 flags: {bf16_flags_seen(flags)})"
+                 if device == "cpu" else "this CUDA GPU does not compute bfloat16")
+        raise DeviceError(f"{setting} was asked for, but {lacks}, so it would be slower than float32; use "
+                          f"dtype=auto or dtype=float32 (dtype: one of {allowed})")
     return name
 
 
@@ -86,12 +107,21 @@ class Placement:
 
     device: str
     dtype: str
+    auto: bool = field(default=False, compare=False)
+    """The dtype is ``dtype=auto``'s choice (a bfloat16 proposal still to be checked until ``note`` says how it
+    went), not a forced one."""
+    note: str = field(default="", compare=False)
+    """How the dtype was chosen, for the run header and ``groundjudge judges`` ("" when it was given)."""
+
+    def describe(self) -> str:
+        """``cpu bfloat16``, followed by how ``auto`` chose it when it did."""
+        return f"{self.device} {self.dtype}" + (f" ({self.note})" if self.note else "")
 
 
-def placement(device: str = "auto", dtype: str = "float32", bf16: bool = False) -> Placement:
+def placement(device: str = "auto", dtype: str = "auto", bf16: bool = False) -> Placement:
     """Resolve a judge's device and dtype settings (errors name the setting to change)."""
     resolved = resolve_device(device)
-    return Placement(device=resolved, dtype=resolve_dtype(dtype, resolved, bf16))
+    return Placement(device=resolved, dtype=resolve_dtype(dtype, resolved, bf16), auto=dtype == "auto" and not bf16)
 
 
 def is_out_of_memory(err: BaseException) -> bool:

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from groundjudge.local_nli.backend_check import settle_scorer, support_verdicts
 from groundjudge.local_nli.devices import Placement, placement
 from groundjudge.local_nli.inputs import render
 from groundjudge.local_nli.model import ModelUnavailable, resolve_model
@@ -118,6 +119,19 @@ class HHEMModel(PairScorer):
         return torch.softmax(logits, dim=-1)[:, self.consistent].cpu().numpy()
 
 
+def _hhem_scorer(name: str, settings: ModelSettings, trust_remote_code: bool, native: bool, tokenizer: str,
+                 max_length: int, where: Placement) -> HHEMModel:
+    """An HHEM scorer on ``where`` (see :func:`load_hhem_model`)."""
+    labels = tuple(settings.labels)
+    loaded, kind = load_hhem(name, trust_remote_code, native, tokenizer, where)
+    config = loaded.model.config
+    if getattr(config, "num_labels", 2) != 2 and not labels:
+        log.warning("%s has %d labels; HHEM has two (consistent = 1)", name, config.num_labels)
+    column = support_column(dict(getattr(config, "id2label", {0: "LABEL_0", 1: "LABEL_1"})), labels, 1)
+    return HHEMModel(loaded=loaded, max_length=max_length, batch_size=settings.batch_size, kind=kind,
+                     consistent=column, placement=where)
+
+
 @lru_cache(maxsize=8)
 def load_hhem_model(name: str = DEFAULT_HHEM, settings: ModelSettings = ModelSettings(), *,
                     trust_remote_code: bool = False, native: bool = False, tokenizer: str = "",
@@ -126,13 +140,12 @@ def load_hhem_model(name: str = DEFAULT_HHEM, settings: ModelSettings = ModelSet
 
     ``tokenizer``: hub name or path (default: the model's own, else its config's foundation). ``max_length`` is
     not capped by the tokenizer's 512: T5's relative positions take longer inputs (HHEM-2.1 was trained with no
-    fixed context limit; memory grows with the length).
+    fixed context limit; memory grows with the length). ``dtype=auto`` is settled by the check set (support
+    >= 0.5 the same as float32, see groundjudge.local_nli.backend_check).
     """
-    labels = tuple(settings.labels)
-    loaded, kind = load_hhem(name, trust_remote_code, native, tokenizer, placement(settings.device, settings.dtype))
-    config = loaded.model.config
-    if getattr(config, "num_labels", 2) != 2 and not labels:
-        log.warning("%s has %d labels; HHEM has two (consistent = 1)", name, config.num_labels)
-    column = support_column(dict(getattr(config, "id2label", {0: "LABEL_0", 1: "LABEL_1"})), labels, 1)
-    return HHEMModel(loaded=loaded, max_length=max_length, batch_size=settings.batch_size, kind=kind,
-                     consistent=column)
+    def build(where: Placement) -> HHEMModel:
+        return _hhem_scorer(name, settings, trust_remote_code, native, tokenizer, max_length, where)
+
+    where = placement(settings.device, settings.dtype)
+    rule = f"hhem:remote={trust_remote_code},native={native},tokenizer={tokenizer}:{list(settings.labels)}"
+    return build(settle_scorer(where, resolve_model(name), rule, build, support_verdicts))

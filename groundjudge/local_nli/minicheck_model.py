@@ -23,7 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from groundjudge.local_nli.devices import placement
+from groundjudge.local_nli.backend_check import settle_scorer, support_verdicts
+from groundjudge.local_nli.devices import Placement, placement
 from groundjudge.local_nli.hhem_model import read_config
 from groundjudge.local_nli.inputs import render
 from groundjudge.local_nli.model import resolve_model
@@ -115,16 +116,9 @@ def _label_tokens(tokenizer: Any) -> tuple[int, int]:
     return int(ids[0]), int(ids[1])
 
 
-@lru_cache(maxsize=8)
-def load_minicheck_model(name: str = DEFAULT_MINICHECK, settings: ModelSettings = ModelSettings(), *,
-                         backend: str = "auto", max_length: int | None = None) -> MiniCheckModel:
-    """A MiniCheck scorer, one per settings; the weights are shared with every local judge naming the same
-    model and placement (a RoBERTa / DeBERTa checkpoint with the ``nli`` judge, too)."""
-    if backend not in BACKENDS:
-        raise ValueError(f"unknown MiniCheck backend {backend!r}; known: {', '.join(BACKENDS)}")
-    path = resolve_model(name)
-    chosen = infer_backend(read_config(path)) if backend == "auto" else backend
-    where = placement(settings.device, settings.dtype)
+def _minicheck_scorer(path: str, chosen: str, settings: ModelSettings, max_length: int | None,
+                      where: Placement) -> MiniCheckModel:
+    """A MiniCheck scorer of backend ``chosen`` on ``where`` (see :func:`load_minicheck_model`)."""
     auto = "AutoModelForSeq2SeqLM" if chosen == "flan-t5" else "AutoModelForSequenceClassification"
     loaded = load_pretrained(auto, path, where)
     limit = MAX_LENGTH[chosen]
@@ -132,11 +126,30 @@ def load_minicheck_model(name: str = DEFAULT_MINICHECK, settings: ModelSettings 
         positions = int(getattr(loaded.model.config, "max_position_embeddings", 514) or 514)
         limit = min(limit, positions - 2)   # RoBERTa's first two positions are reserved
     model = MiniCheckModel(loaded=loaded, max_length=min(max_length or limit, limit), batch_size=settings.batch_size,
-                           backend=chosen)
+                           backend=chosen, placement=where)
     if chosen == "flan-t5":
         model.label_tokens = _label_tokens(loaded.tokenizer)
     else:
         model.supported = support_column(dict(loaded.model.config.id2label), tuple(settings.labels), 1)
-    log.info("MiniCheck %s: backend %s, max_length %d", name, chosen, model.max_length)
     return model
 
+
+@lru_cache(maxsize=8)
+def load_minicheck_model(name: str = DEFAULT_MINICHECK, settings: ModelSettings = ModelSettings(), *,
+                         backend: str = "auto", max_length: int | None = None) -> MiniCheckModel:
+    """A MiniCheck scorer, one per settings; the weights are shared with every local judge naming the same
+    model and placement (a RoBERTa / DeBERTa checkpoint with the ``nli`` judge, too). ``dtype=auto`` is
+    settled by the check set (support >= 0.5 the same as float32, see groundjudge.local_nli.backend_check)."""
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown MiniCheck backend {backend!r}; known: {', '.join(BACKENDS)}")
+    path = resolve_model(name)
+    chosen = infer_backend(read_config(path)) if backend == "auto" else backend
+
+    def build(where: Placement) -> MiniCheckModel:
+        return _minicheck_scorer(path, chosen, settings, max_length, where)
+
+    where = settle_scorer(placement(settings.device, settings.dtype), path,
+                          f"minicheck:{chosen}:{list(settings.labels)}", build, support_verdicts)
+    model = build(where)
+    log.info("MiniCheck %s: backend %s, max_length %d", name, chosen, model.max_length)
+    return model

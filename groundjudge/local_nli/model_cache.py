@@ -1,7 +1,8 @@
 """One load per process of every local model: judges naming the same model, device and dtype share it.
 
 ``shared(key, load)`` is the cache: the first caller of a key loads (under a lock, so two threads never load
-the same model twice), every later caller gets the same object. ``load_count(path)`` says how many times a
+the same model twice), every later caller gets the same object; inside ``unshared()`` (the dtype=auto check) a
+model not yet loaded is loaded privately, neither kept nor counted: the check leaves nothing in memory. ``load_count(path)`` says how many times a
 model was really loaded (tests check it stays 1). ``load_pretrained`` is the one loader of transformers
 models for the local judges: tokenizer + model from a resolved path, on the judge's placement (a float32 model
 on CPU with its linear layers on oneDNN-packed weights, :func:`groundjudge.local_nli.batches.pack_linear_layers`;
@@ -13,7 +14,8 @@ from __future__ import annotations
 import logging
 import threading
 from collections import Counter
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -29,10 +31,28 @@ T = TypeVar("T")
 _LOADED: dict[Hashable, Any] = {}
 _LOADS: Counter = Counter()
 _LOCK = threading.RLock()
+_SCOPE = threading.local()
+
+
+@contextmanager
+def unshared() -> Iterator[None]:
+    """Loads in this thread, inside the block, are private: not kept in the cache, not counted."""
+    before = getattr(_SCOPE, "private", False)
+    _SCOPE.private = True
+    try:
+        yield
+    finally:
+        _SCOPE.private = before
 
 
 def shared(key: Hashable, load: Callable[[], T]) -> T:
-    """The object cached under ``key``, loaded by ``load()`` on first use (once per process)."""
+    """The object cached under ``key``, loaded by ``load()`` on first use (once per process); inside
+    :func:`unshared`, the cached one if there is one, else a private load."""
+    if getattr(_SCOPE, "private", False):
+        with _LOCK:
+            if key in _LOADED:
+                return _LOADED[key]
+        return load()
     with _LOCK:
         if key not in _LOADED:
             _LOADED[key] = load()

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from groundjudge.local_nli.backend_check import check_pairs, settle
 from groundjudge.local_nli.batches import BatchPlan, ScoreStats, pad_rows, run_sorted
 from groundjudge.local_nli.cls_only import cls_only_last_layer
 from groundjudge.local_nli.devices import DeviceError, Placement, placement
@@ -176,8 +177,10 @@ class NLIModel:
     """``torch`` or ``onnx`` (ONNX Runtime on CPU; with ``int8`` its own dynamic quantisation)."""
     device: str = "auto"
     """``auto`` (cuda, else mps, else cpu), ``cpu``, ``cuda`` or ``mps`` (see groundjudge.local_nli.devices)."""
-    dtype: str = "float32"
-    """``float32``, ``bfloat16`` (same as ``bf16=True``) or ``float16`` (GPU only)."""
+    dtype: str = "auto"
+    """``auto`` (bfloat16 where the device computes it natively and the check set's verdicts agree with float32,
+    see groundjudge.local_nli.backend_check; else float32), ``float32``, ``bfloat16`` (same as ``bf16=True``)
+    or ``float16`` (GPU only). ``int8`` and ``backend=onnx`` run float32 weights under ``auto``."""
     labels: tuple[str, ...] = ()
     """The checkpoint's label names in index order, overriding its config (see :func:`map_labels`)."""
     deduplicate: bool = True
@@ -187,8 +190,8 @@ class NLIModel:
     """Counts over every call of this instance."""
 
     def __post_init__(self) -> None:
-        where = placement("cpu" if self.backend == "onnx" and self.device == "auto" else self.device,
-                          self.dtype, self.bf16)
+        where = self.settled(placement("cpu" if self.backend == "onnx" and self.device == "auto" else self.device,
+                                       self.dtype, self.bf16))
         backbone = _backbone(resolve_model(self.name), self.int8, where, self.backend)
         self.tokenizer, self.model, self.device = backbone.tokenizer, backbone.model, backbone.device
         self.placement = where
@@ -201,6 +204,25 @@ class NLIModel:
             raise LabelMapError(f"labels={list(self.labels)} names {len(self.labels)} labels but the model has one "
                                 "logit (read as the sigmoid of entailment)")
         self.columns = {0: ENTAILMENT} if self.single_logit else map_labels(config.id2label, self.labels)
+
+    def settled(self, where: Placement) -> Placement:
+        """``where`` with ``dtype=auto`` decided: float32 for int8 and ONNX (their own weights), else the check
+        of bfloat16 against float32 on the check set (argmax labels), run once per machine and model."""
+        if where.auto and where.dtype != "float32" and (self.int8 or self.backend != "torch"):
+            return Placement(where.device, "float32", auto=True, note=f"dtype=auto: {self.backend_name()} runs float32")
+        path = resolve_model(self.name)
+
+        def verdicts(dtype: str) -> list[int]:
+            model = NLIModel(name=path, batch_size=self.batch_size, device=where.device, dtype=dtype,
+                             labels=self.labels)
+            return model.score_pairs(*check_pairs()).argmax(axis=1).tolist()
+
+        return settle(where, path, f"nli-argmax:{list(self.labels)}", verdicts)
+
+    def backend_name(self) -> str:
+        """``int8``, ``onnx``, ``onnx int8`` or ``torch``."""
+        return " ".join(part for part in ("onnx" if self.backend == "onnx" else "", "int8" if self.int8 else "")
+                        if part) or self.backend
 
     def token_length(self, text: str) -> int:
         """Tokens of a text without special tokens."""

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from groundjudge.local_nli.batches import BatchPlan, ScoreStats, accepted_inputs, run_sorted, to_row
+from groundjudge.local_nli.devices import Placement
 from groundjudge.local_nli.inputs import cut_to_tokens, token_count
 from groundjudge.local_nli.model_cache import Loaded
 
@@ -29,6 +30,8 @@ class PairScorer:
     batch_size: int = 8
     stats: ScoreStats = field(default_factory=ScoreStats)
     """Counts over every call of this instance."""
+    placement: Placement | None = None
+    """Where and in what precision it runs, as chosen (``dtype=auto``: with how the check went)."""
 
     def __post_init__(self) -> None:
         self.tokenizer, self.model, self.device = self.loaded.tokenizer, self.loaded.model, self.loaded.device

@@ -23,8 +23,10 @@ class ModelSettings:
     ``[contradiction, entailment]``, or ``[supported, hallucinated]`` for a token tagger."""
     device: Device = "auto"
     """``auto`` (cuda, else mps, else cpu), ``cpu``, ``cuda`` or ``mps``."""
-    dtype: DType = "float32"
-    """``float32``, ``bfloat16`` (fast on CPUs with AMX and on recent GPUs) or ``float16`` (GPU only)."""
+    dtype: DType = "auto"
+    """``auto`` (bfloat16 where the CPU has AMX / AVX512-BF16 or the GPU computes it, and the model's verdicts on
+    the shipped check set agree with float32's on >= 99%, checked once per machine and model; else float32),
+    ``float32``, ``bfloat16`` (only where native) or ``float16`` (GPU only)."""
     batch_size: int = 8
     """Inputs per forward pass (halved and retried when the device runs out of memory)."""
 

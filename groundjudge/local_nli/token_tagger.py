@@ -20,7 +20,8 @@ from typing import Any
 import numpy as np
 
 from groundjudge.local_nli.batches import BatchPlan, ScoreStats, accepted_inputs, run_sorted, to_row
-from groundjudge.local_nli.devices import placement
+from groundjudge.local_nli.backend_check import check_pairs, settle_scorer
+from groundjudge.local_nli.devices import Placement, placement
 from groundjudge.local_nli.inputs import render, token_count
 from groundjudge.local_nli.model import resolve_model
 from groundjudge.local_nli.model_cache import Loaded, load_pretrained
@@ -105,6 +106,8 @@ class TokenTagger:
     """The label index of 'hallucinated' (LettuceDetect: 1)."""
     across_windows: str = "max"
     stats: ScoreStats = field(default_factory=ScoreStats)
+    placement: Placement | None = None
+    """Where and in what precision it runs, as chosen (``dtype=auto``: with how the check went)."""
 
     def __post_init__(self) -> None:
         self.tokenizer, self.model, self.device = self.loaded.tokenizer, self.loaded.model, self.loaded.device
@@ -196,15 +199,9 @@ TAGGER_SETTINGS = ModelSettings(batch_size=4)
 ModelSettings."""
 
 
-@lru_cache(maxsize=8)
-def load_tagger(name: str = DEFAULT_TAGGER, settings: ModelSettings = TAGGER_SETTINGS, *, max_length: int = 4096,
-                across_windows: str = "max") -> TokenTagger:
-    """A token tagger, one per settings; its weights are shared with every judge naming the same model and
-    placement. ``max_length`` is capped by the model's own limit (ModernBERT: 8192 positions)."""
-    if across_windows not in ("max", "min"):
-        raise ValueError(f"across_windows must be max or min, not {across_windows!r}")
-    where = placement(settings.device, settings.dtype)
-    loaded = load_pretrained("AutoModelForTokenClassification", resolve_model(name), where)
+def _tagger(path: str, settings: ModelSettings, max_length: int, across_windows: str, where: Placement) -> TokenTagger:
+    """A token tagger on ``where`` (see :func:`load_tagger`)."""
+    loaded = load_pretrained("AutoModelForTokenClassification", path, where)
     config, tokenizer = loaded.model.config, loaded.tokenizer
     limit = int(getattr(config, "max_position_embeddings", max_length) or max_length)
     if 0 < tokenizer.model_max_length < 1_000_000:
@@ -213,4 +210,29 @@ def load_tagger(name: str = DEFAULT_TAGGER, settings: ModelSettings = TAGGER_SET
     supported = support_column(dict(config.id2label), tuple(settings.labels), 0)
     hallucinated = 1 - supported if config.num_labels == 2 else 1
     return TokenTagger(loaded=loaded, max_length=min(max_length, limit), batch_size=settings.batch_size,
-                       hallucinated=hallucinated, across_windows=across_windows)
+                       hallucinated=hallucinated, across_windows=across_windows, placement=where)
+
+
+def tagger_verdicts(tagger: TokenTagger) -> list[bool]:
+    """Per check-set pair (premise as the context, hypothesis as the answer): does some answer token have
+    P(hallucinated) >= 0.5 (the spans judge's verdict at its default threshold)?"""
+    premises, hypotheses = check_pairs()
+    scores = tagger.answers_scores([([p], None, h) for p, h in zip(premises, hypotheses)])
+    return [bool(len(s.probs) and s.probs.max() >= 0.5) for s in scores]
+
+
+@lru_cache(maxsize=8)
+def load_tagger(name: str = DEFAULT_TAGGER, settings: ModelSettings = TAGGER_SETTINGS, *, max_length: int = 4096,
+                across_windows: str = "max") -> TokenTagger:
+    """A token tagger, one per settings; its weights are shared with every judge naming the same model and
+    placement. ``max_length`` is capped by the model's own limit (ModernBERT: 8192 positions). ``dtype=auto``
+    is settled by the check set (see :func:`tagger_verdicts` and groundjudge.local_nli.backend_check)."""
+    if across_windows not in ("max", "min"):
+        raise ValueError(f"across_windows must be max or min, not {across_windows!r}")
+    path = resolve_model(name)
+
+    def build(where: Placement) -> TokenTagger:
+        return _tagger(path, settings, max_length, across_windows, where)
+
+    rule = f"tagger:{across_windows}:{list(settings.labels)}"
+    return build(settle_scorer(placement(settings.device, settings.dtype), path, rule, build, tagger_verdicts))

@@ -1,0 +1,118 @@
+"""Where ``dtype=auto`` keeps the agreement it measured, so the check runs once per machine and model.
+
+One small JSON file per check in ``$GROUNDJUDGE_BACKEND_CACHE`` (else ``$XDG_CACHE_HOME/groundjudge/backend``,
+else ``~/.cache/groundjudge/backend``), named by a hash of what the outcome depends on: the model (its resolved
+path and the names, sizes and modification times of its files), how verdicts are read from it, the device
+(on CPU its feature flags, on CUDA the GPU's name), the torch version, the precision checked and the check
+set. Any of them changing is a new key, so a new check. The measurement is kept, not the decision: the bar
+(``GROUNDJUDGE_AUTO_MIN_AGREEMENT``) is applied each time it is read.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from pathlib import Path
+
+from pydantic import BaseModel, ValidationError
+
+from groundjudge.local_nli import precision
+
+ENV_CACHE = "GROUNDJUDGE_BACKEND_CACHE"
+"""The environment variable naming the cache folder (tests point it at a temporary one)."""
+
+
+class CheckRecord(BaseModel):
+    """One measured check, as stored: what was compared and how much of it agreed."""
+
+    model: str
+    """The model's resolved path (and loader), as checked."""
+    rule: str
+    """How a verdict is read from the model's output (e.g. ``argmax``)."""
+    device: str
+    """``cpu``, ``cuda``, ..."""
+    machine: str
+    """The device's identity: CPU flags or GPU name (what made the check valid only here)."""
+    torch: str
+    dtype: str
+    """The precision compared with float32."""
+    check_set: str
+    """The check set's hash."""
+    pairs: int
+    agreement: float
+    """The share of the check set's pairs with the same verdict at ``dtype`` as at float32."""
+    seconds: float
+    """What the check cost (both loads and both scorings)."""
+    measured_at: str
+
+
+def cache_dir() -> Path:
+    """The folder of the cached checks."""
+    chosen = os.environ.get(ENV_CACHE)
+    if chosen:
+        return Path(chosen)
+    base = os.environ.get("XDG_CACHE_HOME")
+    return (Path(base) if base else Path.home() / ".cache") / "groundjudge" / "backend"
+
+
+def model_identity(path: str) -> str:
+    """A model folder's identity: its resolved path and a hash of its files' names, sizes and mtimes."""
+    folder = Path(path)
+    digest = hashlib.sha256()
+    if folder.is_dir():
+        for file in sorted(folder.rglob("*")):
+            if file.is_file() and "checkpoints" not in file.parts:
+                stat = file.stat()
+                digest.update(f"{file.relative_to(folder)}\x1f{stat.st_size}\x1f{int(stat.st_mtime)}\x1e".encode())
+    return f"{folder.resolve() if folder.exists() else path}@{digest.hexdigest()[:12]}"
+
+
+def machine_identity(device: str) -> str:
+    """What a check's outcome depends on besides the model: the CPU's flags, or the GPU's name."""
+    if device.startswith("cuda"):
+        import torch
+
+        return f"cuda:{torch.cuda.get_device_name()}"
+    return "cpu-flags:" + hashlib.sha256(" ".join(sorted(precision.machine_flags())).encode()).hexdigest()[:16]
+
+
+def record_key(record: CheckRecord) -> str:
+    """The file name of a record: a hash of every field its outcome depends on."""
+    fields = ("model", "rule", "device", "machine", "torch", "dtype", "check_set")
+    text = "\x1f".join(str(getattr(record, name)) for name in fields)
+    return hashlib.sha256(text.encode()).hexdigest()[:24]
+
+
+def read(key: str) -> CheckRecord | None:
+    """The cached record under ``key`` (None when absent or unreadable)."""
+    try:
+        return CheckRecord.model_validate_json((cache_dir() / f"{key}.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError, ValidationError):
+        return None
+
+
+def write(record: CheckRecord) -> Path | None:
+    """Store a record (atomically); None when the cache folder cannot be written (the check then reruns)."""
+    folder = cache_dir()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile("w", dir=folder, suffix=".tmp", delete=False, encoding="utf-8") as tmp:
+            tmp.write(record.model_dump_json(indent=1) + "\n")
+        target = folder / f"{record_key(record)}.json"
+        os.replace(tmp.name, target)
+        return target
+    except OSError:
+        return None
+
+
+def entries() -> list[CheckRecord]:
+    """Every readable record in the cache, oldest first."""
+    found = []
+    for file in sorted(cache_dir().glob("*.json")) if cache_dir().is_dir() else []:
+        try:
+            found.append(CheckRecord.model_validate_json(file.read_text(encoding="utf-8")))
+        except (OSError, ValueError, ValidationError):
+            continue
+    return sorted(found, key=lambda r: r.measured_at)
+
