@@ -292,6 +292,9 @@ class JudgeSpec(_Frozen):
     demonstrations: tuple[DemonstrationRef, ...] = Field(default=(), description=(
         "The labelled examples the judge's prompts show (inner judges' too); with per-answer selection "
         "(demo_strategy=nearest) every candidate of the pool."))
+    runs_on: str | None = Field(default=None, description=(
+        "Where and in what precision a local judge's model runs, and how dtype=auto chose it (e.g. 'cpu "
+        "bfloat16 (dtype=auto: bfloat16 agrees with float32 on 99.7% of 300 check-set verdicts ...)')."))
 
 
 class RunHeader(_Frozen):

@@ -73,14 +73,19 @@ def summedits_pairs() -> list[dict]:
     return pairs
 
 
-def main() -> None:
-    """Write the check set."""
+def build() -> list[dict]:
+    """The check set's pairs: a seeded sample of each source's pairs, in their order."""
     rng = random.Random(0)
     chosen = []
     for name, pool in (("legal_qa", legal_pairs()), ("summedits", summedits_pairs())):
         keep = sorted(rng.sample(range(len(pool)), min(COUNTS[name], len(pool))))
         chosen += [pool[i] for i in keep]
-        print(f"{name}: {len(keep)} of {len(pool)} pairs")
+    return chosen
+
+
+def main() -> None:
+    """Write the check set."""
+    chosen = build()
     header = {"header": {
         "what": "fixed (premise, hypothesis) pairs on which dtype=auto checks that a faster precision gives the "
                 "same verdicts as float32",
@@ -95,7 +100,6 @@ def main() -> None:
         for row in [header, *chosen]:
             out.write(json.dumps(row, ensure_ascii=False) + "\n")
     print(f"wrote {len(chosen)} pairs to {OUT.relative_to(ROOT)}")
-
 
 if __name__ == "__main__":
     main()

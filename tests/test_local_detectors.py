@@ -302,3 +302,28 @@ def test_the_report_page_highlights_the_spans_in_a_browser(detector_run, browser
     other = next(b for b in detail.find_elements(By.CSS_SELECTOR, ".verdict") if b.get_attribute("data-judge") == specs[0])
     assert other.find_elements(By.CSS_SELECTOR, "mark.claim") and not other.find_elements(By.CSS_SELECTOR,
                                                                                           "mark.span-halluc")
+
+
+@pytest.mark.slow
+def test_dtype_auto_settles_every_loader_by_the_check_set(models, tmp_path, monkeypatch):
+    """hhem, minicheck and the tagger decide dtype=auto by the check set like nli; a failed check is float32."""
+    from groundjudge.local_nli import backend_cache, backend_check, precision
+
+    monkeypatch.setenv(backend_cache.ENV_CACHE, str(tmp_path / "backend"))
+    monkeypatch.setattr(precision, "machine_flags", lambda: frozenset({"avx512_bf16"}))
+    backend_check.forget()
+    loaders = (lambda s: load_hhem_model(models["hhem_token"], s), lambda s: load_minicheck_model(models["roberta"], s),
+               lambda s: load_tagger(models["tagger"], s))
+    for load in loaders:
+        where = load(ModelSettings(batch_size=3)).placement
+        assert where.auto and where.note.startswith("dtype=auto: bfloat16 agrees with float32 on")
+        assert where.dtype == ("bfloat16" if "only" not in where.note else "float32")
+    rules = sorted(r.rule.split(":")[0] for r in backend_cache.entries())
+    assert rules == ["hhem", "minicheck", "tagger"] and all(r.pairs == 300 for r in backend_cache.entries())
+    monkeypatch.setenv(backend_check.ENV_MIN_AGREEMENT, "1.001")   # every check fails: float32 everywhere
+    backend_check.forget()
+    for load in loaders:
+        engine = load(ModelSettings(batch_size=5))
+        assert engine.placement.dtype == "float32" and "so float32" in engine.placement.note
+        assert str(next(engine.model.parameters()).dtype) == "torch.float32"
+    backend_check.forget()

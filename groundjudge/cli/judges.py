@@ -26,6 +26,10 @@ def cmd_judges(args: argparse.Namespace) -> int:
         settings = "\n".join(f"{k}={v}" for k, v in row["settings"].items())
         table.add_row(row["name"], row["description"], settings)
     stdout_console().print(table)
+    from groundjudge.local_nli.backend_report import auto_summary
+
+    for line in auto_summary():   # what dtype=auto (the local judges' default) gives on this machine
+        stdout_console().print(line, markup=False, highlight=False, soft_wrap=True)
     return 0
 
 

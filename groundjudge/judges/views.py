@@ -62,6 +62,10 @@ class ViewsJudge:
     def __post_init__(self) -> None:
         check_placement(self.name, self.device, self.dtype)
 
+    def runs_on(self) -> str:
+        """Where and in what precision each of its models runs (how dtype=auto chose it); loads them."""
+        return "; ".join(f"{name}: {engine.placement.describe()}" for name, engine in self._engines())
+
     def _engines(self) -> list[tuple[str, Any]]:
         """(short name, loaded NLI model) of ``model`` and of every one of ``models``."""
         names = [self.model] + [m for m in self.models if m.strip()]

@@ -41,6 +41,7 @@ from groundjudge.runs.calibrate import (  # noqa: E402
 )
 from groundjudge.runs.interrupts import RunInterrupted, interrupts_raised
 from groundjudge.runs.lock import RunLock
+from groundjudge.runs.placements import with_placements
 from groundjudge.runs.provenance import git_commit, package_versions
 from groundjudge.runs.records import (  # noqa: E402
     RecordsError,
@@ -322,6 +323,7 @@ def _judge_into(args: RunOptions, plan: RunPlan, service, driver=None) -> int:
         console.print(f"resuming {header.run_id}: {len(done)} result(s) kept"
                       + (f", {removed} torn byte(s) cut" if removed else ""))
     else:
+        specs = with_placements(tasks, specs, args.engine, args.quiet)   # dtype=auto's choice, in the header
         calibrations: dict[str, Calibration] = {}
         run_id = new_run_id()
         started = datetime.now(timezone.utc).isoformat(timespec="seconds")
