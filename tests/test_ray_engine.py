@@ -299,6 +299,23 @@ def test_the_experiment_file_and_the_flags_set_the_engine(tmp_path, monkeypatch)
     assert runner.keywords == {"local_chunk": local.local_chunk}
 
 
+@pytest.mark.parametrize("flag, value, allowed", [("--ray-batch", "0", ">= 1"), ("--ray-actors", "-2", ">= 1"),
+                                                   ("--ray-num-cpus", "-1", ">= 0"), ("--ray-num-gpus", "-0.5", ">= 0")])
+def test_a_ray_setting_out_of_range_is_one_line_naming_the_flag(tmp_path, capsys, flag, value, allowed):
+    from groundjudge.cli import main
+
+    data = write_jsonl(tmp_path / "d.jsonl", rent_rows(2))
+    out = tmp_path / "run"
+    code = main(["run", str(data), "--judge", "quip", "--engine", "ray", flag, value, "--out", str(out)])
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(lines) == 1, lines
+    assert flag in lines[0] and allowed in lines[0] and f"got {float(value) if 'num' in flag else int(value)!r}" \
+        in lines[0]
+    assert not out.exists()
+    with pytest.raises(UsageError, match=r"--ray-batch .*>= 1"):
+        groundjudge.evaluate(str(data), judges=["quip"], out=tmp_path / "api", ray_batch=0)
+
+
 def test_the_ordered_writer_writes_in_order_and_once():
     written: list[int] = []
     commit = OrderedCommit(lambda position, result: written.append(position))

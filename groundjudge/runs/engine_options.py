@@ -12,8 +12,9 @@ import argparse
 import importlib.util
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, field_validator, model_validator
+from pydantic import BaseModel, Field, ValidationInfo, field_validator, model_validator
 
+from groundjudge.errors import UsageError
 from groundjudge.runs.chunk_option import DEFAULT_LOCAL_CHUNK, LOCAL_CHUNK_FLAG, check_local_chunk
 from groundjudge.runs.ray_cluster import RAY_MISSING
 
@@ -22,6 +23,30 @@ Engine = Literal["local", "ray"]
 def ray_installed() -> bool:
     """Whether the ``ray`` package can be imported."""
     return importlib.util.find_spec("ray") is not None
+
+
+RAY_SETTINGS: dict[str, tuple[type, int, str]] = {
+    "ray_batch": (int, 1, "examples per actor task; default 8"),
+    "ray_actors": (int, 1, "actors per judge; default: from the cluster's CPUs"),
+    "ray_num_cpus": (float, 0, "CPUs each actor reserves; default 1"),
+    "ray_num_gpus": (float, 0, "GPUs each local judge's actor reserves; default 0"),
+}
+"""Each ``--ray-*`` number: its type, its least allowed value, and what it means (for the refusal's one line)."""
+
+
+def check_ray_setting(name: str, value: Any) -> Any:
+    """``value`` when it is allowed for the ``--ray-*`` setting ``name`` (None: not given), else a UsageError
+    naming the flag and the allowed values (a UsageError, not a ValueError: it leaves pydantic as the CLI's
+    one-line error)."""
+    kind, least, meaning = RAY_SETTINGS[name]
+    if value is None:
+        return value
+    number = not isinstance(value, bool) and isinstance(value, (int, float) if kind is float else int)
+    if not number or value < least:
+        whole = "a whole number" if kind is int else "a number"
+        raise UsageError(f"--{name.replace('_', '-')} ({name}) must be {whole} >= {least} ({meaning}); "
+                         f"got {value!r}")
+    return value
 
 
 class EngineOptions(BaseModel):
@@ -45,12 +70,15 @@ class EngineOptions(BaseModel):
     def _chunk_is_usable(cls, value: Any) -> int:
         return check_local_chunk(value)
 
+    @field_validator("ray_batch", "ray_actors", "ray_num_cpus", "ray_num_gpus", mode="before")
+    @classmethod
+    def _ray_setting_is_usable(cls, value: Any, info: ValidationInfo) -> Any:
+        return check_ray_setting(info.field_name, value)
+
     @model_validator(mode="after")
     def _engine_can_run(self) -> EngineOptions:
         if self.engine != "ray":
             return self
-        from groundjudge.errors import UsageError   # not a ValueError: it leaves pydantic as the CLI's error
-
         if getattr(self, "batch", False):
             raise UsageError("--engine ray sends calls online; provider batches (--batch) run on the driver: "
                              "choose one")
