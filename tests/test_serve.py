@@ -15,6 +15,7 @@ pytest.importorskip("fastapi")
 pytest.importorskip("uvicorn")
 pytest.importorskip("prometheus_client")
 
+from groundjudge.judges.quip import QuipJudge  # noqa: E402
 from groundjudge.serve.process import ServeProcess  # noqa: E402
 from groundjudge.testing.oracle import oracle_responder  # noqa: E402
 
@@ -351,7 +352,7 @@ def served_examples():
 @pytest.mark.parametrize("spec", ["cosine", "nli:model={model},device=cpu,threshold=0.4"])
 def test_batch_paths_give_what_the_judge_gives_one_at_a_time(tmp_path, spec):
     from groundjudge.judges.config import JudgeConfig
-    from groundjudge.serve.batch_paths import batch_path
+    from groundjudge.runs.local_chunks import batch_scorer as batch_path   # the service's batch path is the run's
 
     if "{model}" in spec:
         spec = spec.format(model=tiny_nli_model(tmp_path / "nli"))
@@ -374,7 +375,7 @@ def test_batch_paths_give_what_the_judge_gives_one_at_a_time(tmp_path, spec):
 def test_judges_without_a_batch_path_are_judged_on_their_own(llm_server):
     from groundjudge.judges.config import JudgeConfig
     from groundjudge.llm.service_options import LLMOptions
-    from groundjudge.serve.batch_paths import batch_path
+    from groundjudge.runs.local_chunks import batch_scorer as batch_path
     from groundjudge.serve.batching import BatchSettings
     from groundjudge.serve.loading import load_judges
 
@@ -384,11 +385,18 @@ def test_judges_without_a_batch_path_are_judged_on_their_own(llm_server):
     assert judges.pick("span").kind == "span" and judges.pick(None).kind == "direct"
 
 
+@dataclasses.dataclass(frozen=True)
+class PathedQuip(QuipJudge):
+    """quip with the ``path()`` a judge with a batch path has (quip's own has none: it is not batched)."""
+
+    def path(self) -> str:
+        return f"local:quip(n={self.n})"
+
+
 def test_the_batcher_gathers_concurrent_requests_into_one_call():
-    from groundjudge.judges.config import JudgeConfig
     from groundjudge.serve.batching import BatchSettings, MicroBatcher
 
-    judge = JudgeConfig.from_spec("quip").build()
+    judge = PathedQuip()
     calls = []
 
     def counting(examples):
@@ -397,7 +405,7 @@ def test_the_batcher_gathers_concurrent_requests_into_one_call():
         return [judge.score(example) for example in examples]
 
     async def run():
-        batcher = MicroBatcher(judge, counting, "local:quip(n=21)", BatchSettings(max_wait_s=0.005, max_batch=8))
+        batcher = MicroBatcher(judge, counting, BatchSettings(max_wait_s=0.005, max_batch=8))
         batcher.start()
         results = await asyncio.gather(*(batcher.submit(example) for example in served_examples() * 3))
         await batcher.stop()
@@ -406,19 +414,18 @@ def test_the_batcher_gathers_concurrent_requests_into_one_call():
     results = asyncio.run(run())
     assert sum(calls) == 18 and max(calls) == 8 and len(calls) <= 4
     assert [r.verdict.example_id for r in results] == [e.id for e in served_examples() * 3]
-    assert results[0].verdict.path == "local:quip(n=21)" and results[0].timings["batch_size"] >= 1
+    assert results[0].verdict.path == "local:quip(n=21)" and results[0].batch_size >= 1
     assert results[3].verdict.label == "abstain"   # the empty answer, as quip's own judge says
 
 
 def test_a_failing_batch_answers_every_request_with_an_abstention():
-    from groundjudge.judges.config import JudgeConfig
     from groundjudge.serve.batching import MicroBatcher
 
     def broken(examples):
         raise RuntimeError("model fell over")
 
     async def run():
-        batcher = MicroBatcher(JudgeConfig.from_spec("quip").build(), broken, "local:quip(n=21)")
+        batcher = MicroBatcher(PathedQuip(), broken)
         batcher.start()
         results = await asyncio.gather(*(batcher.submit(example) for example in served_examples()[:3]))
         await batcher.stop()

@@ -1,10 +1,15 @@
 """Micro-batching: concurrent requests to one local judge gathered for a few milliseconds into one model call.
 
-A :class:`MicroBatcher` owns one judge's batch path. Requests put their example on its queue and await a
-future; one worker task takes the first waiting example, gathers more for up to ``max_wait_s`` (or until
-``max_batch``), scores them all in one call of the batch path in a worker thread (never on the event loop), and
-answers every future. One batch runs at a time per judge: the model already uses every core, so batches in
-parallel would only fight over them, while requests that arrive meanwhile form the next batch.
+A :class:`MicroBatcher` owns one judge's batch path (:func:`~groundjudge.runs.local_chunks.batch_scorer`: every
+local judge whose ``score`` is its ``score_batch`` of one answer -- nli, crossencoder, cosine, views, hhem,
+minicheck, spans). Requests put their example on its queue and await a future; one worker task takes the first
+waiting example, gathers more for up to ``max_wait_s`` (or until ``max_batch``) and judges them as one chunk of a
+run is judged (:func:`~groundjudge.runs.local_chunks.judge_chunk`, in a worker thread, never on the event loop):
+each request's ``latency_s`` is its share of the batch's compute, ``batch_size`` says how many shared it, the
+time it waited in the queue for its batch to start is ``timings["queue_s"]``, and a request whose example raises
+abstains alone while the others keep their verdicts. One batch runs at a time per judge: the model already uses
+every core, so batches in parallel would only fight over them, while requests that arrive meanwhile form the next
+batch.
 """
 
 from __future__ import annotations
@@ -15,9 +20,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from groundjudge.judges.scoring import Scored, decide
-from groundjudge.serve.batch_paths import BatchPath
-from groundjudge.types import Example, JudgeResult, Verdict
+from groundjudge.runs.local_chunks import BatchScorer, judge_chunk
+from groundjudge.runs.task import error_verdict
+from groundjudge.types import Example, JudgeResult
 
 
 @dataclass(frozen=True)
@@ -35,21 +40,14 @@ class _Pending:
     queued_at: float = field(default_factory=time.perf_counter)
 
 
-def error_result(example: Example, err: BaseException, judge_name: str) -> JudgeResult:
-    """An abstention saying which error the judge raised (never a lost request)."""
-    message = f"{type(err).__name__}: {err}".splitlines()[0][:300]
-    verdict = Verdict(example_id=example.id, label="abstain", abstain_reason=f"judge_error: {message}",
-                      path=f"error:{judge_name}")
-    return JudgeResult(verdict=verdict)
-
-
 class MicroBatcher:
     """Gathers one local judge's concurrent requests into batches of its batch path."""
 
-    def __init__(self, judge: Any, path: BatchPath, verdict_path: str, settings: BatchSettings = BatchSettings()):
+    def __init__(self, judge: Any, scorer: BatchScorer, settings: BatchSettings = BatchSettings()):
         self.judge = judge
-        self.path = path
-        self.verdict_path = verdict_path
+        self.scorer = scorer
+        """The judge's batch path (its ``score_batch``, as :func:`~groundjudge.runs.local_chunks.batch_scorer`
+        gives it)."""
         self.settings = settings
         self.batches = 0
         """Batches scored so far."""
@@ -110,24 +108,19 @@ class MicroBatcher:
                 await self._score(batch)
 
     async def _score(self, batch: Sequence[_Pending]) -> None:
-        """Score a batch in a worker thread and answer its futures (an error answers each with an abstention)."""
+        """Judge a batch as a run's chunk, in a worker thread, and answer its futures (each request's wait for the
+        batch apart, in ``timings["queue_s"]``). An error that fails the whole batch (a model that cannot be
+        loaded) answers each request with an abstention saying so: a request is never lost."""
         examples = [p.example for p in batch]
-        started_at, start = time.time(), time.perf_counter()
+        start = time.perf_counter()
         try:
-            scored: list[Scored] | BaseException = await asyncio.to_thread(self.path, examples)
+            results: list[JudgeResult] = await asyncio.to_thread(judge_chunk, self.judge, self.scorer, examples)
         except Exception as err:  # noqa: BLE001 - every request gets an answer
-            scored = err
-        elapsed = time.perf_counter() - start
+            results = [JudgeResult(verdict=error_verdict(self.judge, example, err), batch_size=len(examples))
+                       for example in examples]
         self.batches += 1
         self.batch_sizes = (self.batch_sizes + [len(batch)])[-1000:]
-        for i, pending in enumerate(batch):
-            if pending.future.done():
-                continue
-            if isinstance(scored, BaseException):
-                pending.future.set_result(error_result(pending.example, scored, self.judge.name))
-                continue
-            verdict = decide(pending.example, scored[i], self.judge.threshold, self.verdict_path)
-            timings = {"score_s": elapsed, "batch_size": float(len(batch)),
-                       "batch_wait_s": start - pending.queued_at, **scored[i].timings}
-            pending.future.set_result(JudgeResult(verdict=verdict, latency_s=elapsed, started_at=started_at,
-                                                  finished_at=started_at + elapsed, timings=timings))
+        for pending, result in zip(batch, results):
+            if not pending.future.done():
+                queued = {"queue_s": max(0.0, start - pending.queued_at)}
+                pending.future.set_result(result.model_copy(update={"timings": {**result.timings, **queued}}))

@@ -66,17 +66,15 @@ class Judging:
     """Called with (judge name, example, result) for every verdict answered (``--otel`` exports it)."""
 
     async def judge_example(self, served: ServedJudge, example: Example) -> JudgeResult:
-        """One example by its judge: through its batcher, or on its own (``judge_one``: errors abstain)."""
+        """One example by its judge: through its batcher (latency its share of the batch, its wait for the batch in
+        ``timings["queue_s"]``), or on its own (``judge_one``: errors abstain)."""
         from groundjudge.runs.runner import judge_one
 
         if served.batcher is None:
             return await judge_one(served.judge, example)
-        started_at, start = time.time(), time.perf_counter()
         result = await served.batcher.submit(example)
-        wall = time.perf_counter() - start
-        self.metrics.batch_size.labels(served.name).observe(result.timings.get("batch_size", 1.0))
-        return result.model_copy(update={"latency_s": wall, "started_at": started_at,
-                                         "finished_at": started_at + wall})
+        self.metrics.batch_size.labels(served.name).observe(float(result.batch_size or 1))
+        return result
 
     async def _record(self, served: Sequence[ServedJudge], examples: Sequence[Example],
                       results: Sequence[JudgeResult]) -> None:

@@ -1,4 +1,5 @@
-"""The served judges: built once from their specs, each with its batcher when it has a batch path."""
+"""The served judges: built once from their specs, each with its batcher when it has a batch path (the one a
+run's chunks go through, :func:`~groundjudge.runs.local_chunks.batch_scorer`)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 from groundjudge.judges import uses_llm
 from groundjudge.judges.config import JudgeConfig
 from groundjudge.llm.service_options import LLMOptions, make_service
-from groundjudge.serve.batch_paths import batch_path, verdict_path
+from groundjudge.runs.local_chunks import batch_scorer
 from groundjudge.serve.batching import BatchSettings, MicroBatcher
 from groundjudge.types import JudgeSpec
 
@@ -81,8 +82,8 @@ def load_judges(specs: Sequence[str], llm: LLMOptions, batching: BatchSettings |
     tasks, header_specs = build_tasks(configs, service)
     served = []
     for config, task, spec in zip(configs, tasks, header_specs):
-        path = batch_path(task.judge) if batching is not None else None
-        batcher = MicroBatcher(task.judge, path, verdict_path(task.judge), batching) if path else None
+        scorer = batch_scorer(task.judge) if batching is not None else None   # the run's batch path
+        batcher = MicroBatcher(task.judge, scorer, batching) if scorer is not None else None
         served.append(ServedJudge(name=config.name, kind=config.kind, judge=task.judge, spec=spec, batcher=batcher,
                                   calls_llm=uses_llm(config.kind)))
     return JudgeSet(served)
