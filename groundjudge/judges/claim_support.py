@@ -19,8 +19,8 @@ import numpy as np
 
 from groundjudge.judges.evidence_chunks import as_evidence
 from groundjudge.judges.local_settings import LocalModelSettings
+from groundjudge.judges.pair_batch import PairBatch, scored_answers
 from groundjudge.judges.scoring import Scored, judge_locally
-from groundjudge.local_nli.batches import ScoreStats
 from groundjudge.local_nli.evidence import EvidenceMethod, Selection
 from groundjudge.local_nli.model import DEFAULT_EMBEDDER
 from groundjudge.local_nli.segment import Window, claims_of
@@ -89,32 +89,25 @@ class ClaimSupportJudge(LocalModelSettings):
         (length-sorted across the examples). Each answer's timings hold the call's counts and its own
         ``answer_pairs`` (and ``batch_examples`` when the call scored more than one answer)."""
         engine = self.engine()
-        plans, premises, claims_in = [], [], []
+        batch = PairBatch()
         for example in examples:
             spans = hypotheses(example.answer, self.granularity)
             if not spans:
-                plans.append(None)
+                batch.skip()
                 continue
             claims = [example.answer[s:e] for s, e in spans]
             wins, selection = self.claim_windows(example, claims, engine)
-            plans.append((spans, wins, selection, len(premises)))
-            premises += [wins[w].text for _, w in selection.pairs]
-            claims_in += [claims[c] for c, _ in selection.pairs]
-        stats = ScoreStats()
-        probs = engine.score_pairs(premises, claims_in, stats=stats)
-        shared = {**stats.as_timings(), **({"batch_examples": float(len(examples))} if len(examples) > 1 else {})}
-        results = []
-        for example, plan in zip(examples, plans):
-            if plan is None:
-                results.append(Scored(score=None, abstain_reason="no_claims"))
-                continue
-            spans, wins, selection, offset = plan
-            verdicts = support_verdicts(example.answer, spans, probs[offset:offset + len(selection.pairs)],
-                                        selection, wins, self.threshold, self.source())
-            timings = {**shared, "windows": float(len(wins)), "pairs_all_windows": float(selection.pairs_all),
-                       "answer_pairs": float(len(selection.pairs))}
-            results.append(Scored(score=min(v.score for v in verdicts), claims=verdicts, timings=timings))
-        return results
+            batch.add((spans, wins, selection), [wins[w].text for _, w in selection.pairs],
+                      [claims[c] for c, _ in selection.pairs])
+        return scored_answers(engine, examples, batch, self._answer_scored)
+
+    def _answer_scored(self, example: Example, plan: Any, probs: np.ndarray, shared: dict[str, float]) -> Scored:
+        """One answer's claim verdicts and its weakest claim's support (rows of the chunk's call)."""
+        spans, wins, selection = plan
+        verdicts = support_verdicts(example.answer, spans, probs, selection, wins, self.threshold, self.source())
+        timings = {**shared, "windows": float(len(wins)), "pairs_all_windows": float(selection.pairs_all),
+                   "answer_pairs": float(len(selection.pairs))}
+        return Scored(score=min(v.score for v in verdicts), claims=verdicts, timings=timings)
 
     def score(self, example: Example) -> Scored:
         """Claim verdicts and the weakest claim's support (sync: runs in a worker thread)."""

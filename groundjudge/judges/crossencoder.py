@@ -20,8 +20,9 @@ from typing import Any, ClassVar
 
 from groundjudge.judges import SpecError, register
 from groundjudge.judges.nli import NLIJudge, claim_label, score_answer
+from groundjudge.judges.pair_batch import PairBatch, scored_answers
 from groundjudge.judges.scoring import Scored
-from groundjudge.local_nli.nli_model import CONTRADICTION, ENTAILMENT, NEUTRAL, ScoreStats
+from groundjudge.local_nli.nli_model import CONTRADICTION, ENTAILMENT, NEUTRAL
 from groundjudge.types import Claim, ClaimLabel, ClaimVerdict, Evidence, Example
 
 CARD_FILE = "groundjudge_card.json"
@@ -84,33 +85,26 @@ class CrossEncoderJudge(NLIJudge):
 
         k = int(self._card.get("evidence_k") or (1 if self._card.get("recipe") == "diff" else 2))
         indexes: dict[tuple[str, ...], EvidenceIndex] = {}
-        plans, premises, hypotheses = [], [], []
+        batch = PairBatch()
         for example in examples:
             claims = claims_of(example)
             if not claims:
-                plans.append(None)
+                batch.skip()
                 continue
             if example.context not in indexes:
                 indexes[example.context] = EvidenceIndex(context_sentences(example) or [example.context_text],
                                                          self._card.get("evidence", "tfidf"))
             mine = [indexes[example.context].evidence(claim, k) for claim in claims]
-            plans.append((claims, mine, len(premises)))
-            premises += mine
-            hypotheses += claims
-        stats = ScoreStats()
-        probs = self.engine().score_pairs(premises, hypotheses, stats=stats) if premises else None
-        shared = {**stats.as_timings(), **({"batch_examples": float(len(examples))} if len(examples) > 1 else {})}
-        results = []
-        for example, plan in zip(examples, plans):
-            if plan is None:
-                results.append(Scored(score=None, abstain_reason="no_claims"))
-                continue
-            claims, mine, offset = plan
-            verdicts = [self._card_verdict(example, claim, premise, row)
-                        for claim, premise, row in zip(claims, mine, probs[offset:offset + len(claims)])]
-            results.append(Scored(score=score_answer(verdicts, self.answer_score), claims=verdicts,
-                                  timings={**shared, "answer_pairs": float(len(claims))}))
-        return results
+            batch.add((claims, mine), mine, claims)
+        return scored_answers(self.engine(), examples, batch, self._card_scored)
+
+    def _card_scored(self, example: Example, plan: Any, probs: Any, shared: dict[str, float]) -> Scored:
+        """One answer's claim verdicts and score from its claims' probabilities (rows of the chunk's call)."""
+        claims, premises = plan
+        verdicts = [self._card_verdict(example, claim, premise, row)
+                    for claim, premise, row in zip(claims, premises, probs)]
+        return Scored(score=score_answer(verdicts, self.answer_score), claims=verdicts,
+                      timings={**shared, "answer_pairs": float(len(claims))})
 
     def _card_verdict(self, example: Example, claim: str, premise: str, row) -> ClaimVerdict:
         """One claim's verdict from its pair's probabilities, its premise located in the context as evidence."""

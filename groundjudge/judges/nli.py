@@ -19,11 +19,12 @@ import numpy as np
 
 from groundjudge.judges import register
 from groundjudge.judges.local_settings import LocalModelSettings, check_placement
+from groundjudge.judges.pair_batch import PairBatch, scored_answers
 from groundjudge.judges.scoring import Scored, judge_locally
 from groundjudge.judges.span import find_span, locate
 from groundjudge.local_nli.evidence import EvidenceMethod, Selection, select_evidence
 from groundjudge.local_nli.model import DEFAULT_EMBEDDER
-from groundjudge.local_nli.nli_model import CONTRADICTION, ENTAILMENT, NLIModel, ScoreStats, load_nli_model
+from groundjudge.local_nli.nli_model import CONTRADICTION, ENTAILMENT, NLIModel, load_nli_model
 from groundjudge.local_nli.segment import Window, claims_of, window_budget, windows
 from groundjudge.types import Claim, ClaimLabel, ClaimVerdict, Evidence, Example, JudgeResult
 
@@ -153,37 +154,30 @@ class NLIJudge(LocalModelSettings):
         call's counts (``pairs_scored``: every pair of the call; ``batch_examples``: its answers, when more than
         one) and its own ``answer_pairs``."""
         engine = self.engine()
-        plans, premises, hypotheses = [], [], []
+        batch = PairBatch()
         for example in examples:
             spans = claims_of(example.answer)
             if not spans:
-                plans.append(None)
+                batch.skip()
                 continue
             claims = [example.answer[s:e] for s, e in spans]
             wins, selection = self.evidence_windows(example, claims, engine)
-            plans.append((spans, claims, wins, selection, len(premises)))
-            premises += [wins[w].text for _, w in selection.pairs]
-            hypotheses += [claims[c] for c, _ in selection.pairs]
-        stats = ScoreStats()
-        probs = engine.score_pairs(premises, hypotheses, stats=stats) if premises else None
-        shared = {**stats.as_timings(), **({"batch_examples": float(len(examples))} if len(examples) > 1 else {})}
-        results = []
-        for example, plan in zip(examples, plans):
-            if plan is None:
-                results.append(Scored(score=None, abstain_reason="no_claims"))
-                continue
-            spans, claims, wins, selection, offset = plan
-            mine = probs[offset:offset + len(selection.pairs)]
-            short = len(example.answer.split()) <= self.short_answer_tokens
-            verdicts = []
-            for c, (start, end) in enumerate(spans):
-                rows = selection.rows_of(c)
-                verdicts.append(self.verdict(Claim(text=claims[c], start=start, end=end), mine[rows], wins,
-                                             [selection.pairs[r][1] for r in rows], example.context, short))
-            timings = {**shared, "windows": float(len(wins)), "pairs_all_windows": float(selection.pairs_all),
-                       "answer_pairs": float(len(selection.pairs))}
-            results.append(Scored(score=score_answer(verdicts, self.answer_score), claims=verdicts, timings=timings))
-        return results
+            batch.add((spans, claims, wins, selection), [wins[w].text for _, w in selection.pairs],
+                      [claims[c] for c, _ in selection.pairs])
+        return scored_answers(engine, examples, batch, self._answer_scored)
+
+    def _answer_scored(self, example: Example, plan: Any, probs: np.ndarray, shared: dict[str, float]) -> Scored:
+        """One answer's claim verdicts and score from its pairs' probabilities (rows of the chunk's call)."""
+        spans, claims, wins, selection = plan
+        short = len(example.answer.split()) <= self.short_answer_tokens
+        verdicts = []
+        for c, (start, end) in enumerate(spans):
+            rows = selection.rows_of(c)
+            verdicts.append(self.verdict(Claim(text=claims[c], start=start, end=end), probs[rows], wins,
+                                         [selection.pairs[r][1] for r in rows], example.context, short))
+        timings = {**shared, "windows": float(len(wins)), "pairs_all_windows": float(selection.pairs_all),
+                   "answer_pairs": float(len(selection.pairs))}
+        return Scored(score=score_answer(verdicts, self.answer_score), claims=verdicts, timings=timings)
 
     def score(self, example: Example) -> Scored:
         """Claim verdicts and the supported share (sync: runs in a worker thread)."""

@@ -16,13 +16,13 @@ from typing import Any, ClassVar, Literal
 
 from groundjudge.judges import register
 from groundjudge.judges.local_settings import check_placement
-from groundjudge.judges.nli import DEFAULT_NLI_MODEL
+from groundjudge.judges.nli import DEFAULT_NLI_MODEL, claim_windows
 from groundjudge.judges.scoring import Scored, judge_locally
 from groundjudge.local_nli.devices import Device, DType
-from groundjudge.local_nli.evidence import EvidenceMethod, top_k_windows
+from groundjudge.local_nli.evidence import EvidenceMethod
 from groundjudge.local_nli.model import DEFAULT_EMBEDDER
 from groundjudge.local_nli.nli_model import load_nli_model
-from groundjudge.local_nli.segment import claims_of, windows
+from groundjudge.local_nli.segment import claims_of
 from groundjudge.local_nli.settings import ModelSettings
 from groundjudge.local_nli.views import VIEWS, entailment_votes, evidence_type
 from groundjudge.types import Claim, ClaimVerdict, Example, JudgeResult
@@ -75,12 +75,11 @@ class ViewsJudge:
                 for name in names]
 
     def _evidence(self, example: Example, claims: list[str], primary: Any) -> list[list[str]]:
-        """Each claim's top-k evidence windows of the example's context (windows fitting beside its longest claim)."""
-        room = primary.max_length - max(primary.token_length(c) for c in claims) - 4
-        budget = max(min(self.window_tokens, room), 16)
-        wins = windows(example.context, budget, primary.token_length)
-        chosen = top_k_windows(claims, [w.text for w in wins], self.top_k, self.evidence, self.evidence_model)
-        return [[wins[i].text for i in picks] for picks in chosen]
+        """Each claim's top-k evidence windows of the example's context (windows fitting beside its longest claim,
+        chosen as ``nli`` chooses them)."""
+        wins, selection = claim_windows(example.context, claims, primary, self.top_k, self.window_tokens,
+                                        self.evidence, self.evidence_model)
+        return [[wins[selection.pairs[row][1]].text for row in selection.rows_of(c)] for c in range(len(claims))]
 
     def score_batch(self, examples: Sequence[Example]) -> list[Scored]:
         """:meth:`score` of every example: the claims of all of them voted on by each view in one call per view."""
