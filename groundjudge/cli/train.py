@@ -16,6 +16,12 @@ def cmd_train(args: argparse.Namespace) -> int:
     from groundjudge.local_nli.model import DEFAULT_EMBEDDER
     from groundjudge.local_nli.train import TrainConfig, TrainError, train
 
+    if args.from_documents:
+        from groundjudge.cli.train_documents import cmd_train_documents
+
+        return cmd_train_documents(args)
+    if not args.data:
+        raise UsageError("give labelled data files to train on, or --from-documents FILES to train with no label")
     cfg = TrainConfig(data=tuple(args.data), out=args.out, base=args.base or DEFAULT_EMBEDDER, fmt=args.format,
                       recipe=args.recipe, epochs=args.epochs, max_length=args.max_length, batch_size=args.batch_size,
                       lr=args.lr, nli_mix=tuple(args.nli_mix or ()), synthetic=args.synthetic,
@@ -53,7 +59,7 @@ def cmd_train(args: argparse.Namespace) -> int:
 def add_parser(verbs) -> None:
     """Add the ``train`` verb and its options to the command's subparsers."""
     tr = verbs.add_parser("train", help="fine-tune a cross-encoder grounding judge on labelled data")
-    tr.add_argument("data", nargs="+", help="labelled data files (format auto-detected)")
+    tr.add_argument("data", nargs="*", help="labelled data files (format auto-detected)")
     tr.add_argument("--format", choices=sorted(ADAPTERS), help="force the format of every file")
     tr.add_argument("--base", metavar="MODEL", help="base model: hub name or local dir (default: the packaged "
                                                     "all-MiniLM-L6-v2)")
@@ -102,4 +108,7 @@ def add_parser(verbs) -> None:
                          help="label at most N answers (seeded sample of the train and dev groups; 0: all)")
     teacher.add_argument("--teacher-concurrency", type=int, default=8, metavar="N",
                          help="answers the teacher judges at once (1 for a local server with one slot)")
+    from groundjudge.cli.train_documents import add_documents_options
+
+    add_documents_options(tr)
     tr.set_defaults(func=cmd_train)

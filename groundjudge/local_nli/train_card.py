@@ -91,7 +91,7 @@ def build_card(session: Session, prepared: Prepared, best: dict[str, Any] | None
                                 "to a question is one claim, '<question> <answer>'",
                   "order": "(premise, hypothesis)"},
         "data": prepared.meta["data"], "split": prepared.meta["split"], "pairs": prepared.meta["pairs"],
-        "teacher": prepared.meta.get("teacher"),
+        "teacher": prepared.meta.get("teacher"), "documents": prepared.meta.get("documents"),
         "synthetic": cfg.synthetic, "nli_mix": [portable_path(path) for path in cfg.nli_mix],
         "epochs": cfg.epochs, "epochs_completed": progress.epoch, "steps": progress.step,
         "best_step": (best or {}).get("step", progress.step), "stopped_early": progress.stopped_early,
@@ -153,7 +153,18 @@ def render_readme(card: dict[str, Any]) -> str:
         lines += ["No dev data: none measured.", ""]
     lines += ["These are pairs from held-out groups of the *same* data sets, and tau is fitted on them: they say "
               "little about unseen data. Measure the judge on a data set it never trained on.", ""]
-    return "\n".join(lines + teacher_lines(card.get("teacher")))
+    return "\n".join(lines + teacher_lines(card.get("teacher")) + documents_lines(card.get("documents")))
+
+
+def documents_lines(documents: dict[str, Any] | None) -> list[str]:
+    """The card's section on a judge trained from documents alone: pairs per kind, and what each check dropped."""
+    if not documents:
+        return []
+    return ["## Pairs made from documents (no label read)", "",
+            f"Premise: {documents['premise']}.", "",
+            f"Pairs per kind: train {documents['kinds']['train']}, dev {documents['kinds']['dev']}; "
+            f"{documents['train_dev_overlap_dropped']} dev pairs dropped because their claim is a training claim.",
+            f"Candidates dropped, per check: {documents['dropped_by_check']}.", ""]
 
 
 def teacher_lines(teacher: dict[str, Any] | None) -> list[str]:

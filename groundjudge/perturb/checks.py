@@ -106,6 +106,14 @@ def new_wording(candidate: Candidate, words: int = WINDOW_WORDS) -> str:
     return " ".join(left + inside + right)
 
 
+def wording_in_context(context: tuple[str, ...], candidate: Candidate, words: int = WINDOW_WORDS
+                       ) -> tuple[bool, str]:
+    """(found, window): whether the candidate's new wording (:func:`new_wording`) occurs word for word in the
+    context, and that window."""
+    window = new_wording(candidate, words)
+    return f" {window} " in _marked(context), window
+
+
 class Check(Protocol):
     """Says whether a candidate is supported by its source's context."""
 
@@ -126,8 +134,7 @@ class LexicalCheck:
 
     async def verdict(self, source: Example, candidate: Candidate) -> CheckVerdict:
         """``grounded`` (score 1) when the window is in the context, else ``ungrounded`` (score 0)."""
-        window = new_wording(candidate, self.words)
-        found = f" {window} " in _marked(source.context)
+        found, window = wording_in_context(source.context, candidate, self.words)
         return CheckVerdict(judge=self.name, label="grounded" if found else "ungrounded", score=float(found),
                             reason=f"window {window!r} {'found' if found else 'not found'} in the context")
 

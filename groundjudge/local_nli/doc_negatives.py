@@ -1,0 +1,92 @@
+"""Ungrounded claims made from grounded ones by rule: perturb's typed edits (one error of a legal type each) and an
+unsupported detail inserted (a qualifier before a noun, or a phrase that the document never states put before the
+claim's final stop). The third kind, a fused claim whose evidence lost one supporting sentence, changes the premise,
+not the claim: :mod:`~groundjudge.local_nli.doc_pairs` makes it."""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Iterator, Sequence
+
+from groundjudge.perturb.engine import RULES
+from groundjudge.perturb.spans import replace
+from groundjudge.perturb.types import SLUGS, Candidate
+
+DETAIL_PHRASES = (
+    "in 2019", "last year", "in the second quarter", "for the first time", "by a wide margin", "in writing",
+    "without prior notice", "on a monthly basis", "at its own expense", "in New York", "according to the auditors",
+    "under the supervision of the board", "within ten business days", "after a public consultation",
+    "with the approval of the shareholders", "in the European Union", "during the pandemic", "for a fee of $500",
+    "on behalf of its subsidiaries", "by registered mail", "at the request of the regulator", "in early March",
+)
+"""Details a claim can gain that a document rarely states (each is kept only where the document never uses its
+content words)."""
+
+QUALIFIERS = ("exclusive", "annual", "written", "additional", "former", "international", "temporary", "senior",
+              "mandatory", "confidential", "local", "revised", "preliminary", "independent", "quarterly")
+"""Adjectives put before a noun: an unsupported detail unless the document says it."""
+
+_FINAL = re.compile(r"[.!?;:]?[\"')\]]*\s*$")
+_THE_NOUN = re.compile(r"\b[Tt]he ([a-z]{4,})\b")
+_TRAILING_PHRASE = re.compile(r"\s((?:in|on|at|for|during|by|under|with|after|before|from|across|through)"
+                              r"\s+[\w$%,'-]+(?:\s+[\w$%,'-]+){0,4})[.!?]$")
+_NOT_NOUNS = frozenset("""same other following above such said most first last next only whole entire event
+extent case purpose time term date parties""".split())
+
+
+def typed_edits(text: str, context: tuple[str, ...], rng: random.Random,
+                types: Sequence[str] = SLUGS) -> Iterator[tuple[str, Candidate]]:
+    """(type slug, candidate) of perturb's rules for the claim: the types in a seeded order, each type's
+    candidates shuffled; a type's rule runs only when the one before gave nothing that was kept."""
+    order = list(types)
+    rng.shuffle(order)
+    for slug in order:
+        found = RULES[slug](text, context, rng)
+        rng.shuffle(found)
+        for candidate in found:
+            yield slug, candidate
+
+
+def borrowed_phrases(sentences: Sequence[str]) -> list[str]:
+    """Closing prepositional phrases of sentences ('... in the third quarter.'), to lend to claims of other
+    documents as details."""
+    found = []
+    for sentence in sentences:
+        match = _TRAILING_PHRASE.search(sentence)
+        if match and not match.group(1).rstrip(",").endswith(("the", "a", "an")):
+            found.append(match.group(1).rstrip(","))
+    return found
+
+
+def _insert_before_stop(text: str, phrase: str, rule: str) -> Candidate | None:
+    end = _FINAL.search(text).start()
+    if end == 0:
+        return None
+    return replace(text, end, end, f" {phrase}", rule)
+
+
+def _qualified(text: str, rng: random.Random) -> tuple[str, Candidate] | None:
+    matches = [m for m in _THE_NOUN.finditer(text) if m.group(1) not in _NOT_NOUNS]
+    if not matches:
+        return None
+    match = rng.choice(matches)
+    word = rng.choice(QUALIFIERS)
+    return word, replace(text, match.start(1), match.start(1), f"{word} ", "detail.qualifier")
+
+
+def detail_candidates(text: str, pool: Sequence[str], rng: random.Random) -> list[tuple[str, Candidate]]:
+    """(detail, candidate) insertions in a seeded order: a qualifier before a noun, a phrase lent by another
+    document (``pool``), a built-in phrase."""
+    out: list[tuple[str, Candidate] | None] = [_qualified(text, rng)]
+    for phrases, rule in ((pool, "detail.borrowed"), (DETAIL_PHRASES, "detail.phrase")):
+        if phrases:
+            phrase = rng.choice(list(phrases))
+            candidate = _insert_before_stop(text, phrase, rule)
+            out.append((phrase, candidate) if candidate is not None else None)
+    kept = [item for item in out if item is not None and item[1] is not None]
+    rng.shuffle(kept)
+    return kept
+
+
+__all__ = ["DETAIL_PHRASES", "QUALIFIERS", "borrowed_phrases", "detail_candidates", "typed_edits"]

@@ -1,0 +1,212 @@
+"""The checked (evidence, claim) pairs of one document: the unit of work of ``groundjudge train --from-documents``.
+
+For every grounded claim (a sentence, a fusion of two or three sentences) the premise is its supporting sentences
+plus the document's best TF-IDF matches for the claim, up to ``max(k, supporting sentences + 1)`` sentences in
+document order. Each claim gives:
+
+* the positive pair (``sentence``, ``fusion2``, ``fusion3``);
+* a rule paraphrase with the same premise when one passes ``keeps_meaning`` (``paraphrase:rule``);
+* one ungrounded claim with the same premise: a typed edit (``edit:<type>``) or an inserted detail (``detail``),
+  whichever comes first in a seeded order and passes its checks;
+* for a fusion, the hard negative ``removed_support``: the same claim against the premise with one supporting
+  sentence taken out (and replaced by the next-best match), when ``support_removed`` holds.
+
+LLM paraphrases and the LLM check are added by :mod:`~groundjudge.local_nli.doc_llm`. Every random choice is drawn
+from a generator seeded by the run's seed, the document's key and the claim's place, so a document's pairs do not
+depend on which other documents are processed, or in which order.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from groundjudge.local_nli.doc_checks import detail_problem, edit_problem, paraphrase_problem, support_removed
+from groundjudge.local_nli.doc_claims import Claim, fusion_claims, reordered, rule_paraphrases, sentence_claims
+from groundjudge.local_nli.doc_negatives import detail_candidates, typed_edits
+from groundjudge.local_nli.doc_sources import Document
+from groundjudge.local_nli.pairs import EvidenceIndex
+from groundjudge.perturb.engine import seeded
+from groundjudge.text import normalize
+
+MAX_EDIT_TRIES = 8
+"""Edit candidates tried per claim before giving up on it."""
+
+EDIT_FIRST = 0.67
+"""Share of claims whose negative is a typed edit when both kinds apply (the rest: an inserted detail)."""
+
+
+@dataclass(frozen=True)
+class DocPair:
+    """One written pair: the premise and claim, the label, what made it and the checks it passed."""
+
+    premise: str
+    hypothesis: str
+    label: str
+    """'supported' or 'unsupported'."""
+    kind: str
+    rule: str | None
+    checks: tuple[str, ...]
+    support: tuple[int, ...]
+    """Indices of the document sentences that support the claim (of the original claim, for a negative)."""
+    removed: int | None = None
+    """For ``removed_support``: the supporting sentence taken out of the premise."""
+
+
+@dataclass
+class UnitPairs:
+    """What one document gave: its pairs, and per check (and per kind) the candidates it dropped."""
+
+    key: str
+    group: str
+    split: str
+    file: str
+    pairs: list[DocPair] = field(default_factory=list)
+    dropped: dict[str, Counter] = field(default_factory=dict)
+
+    def drop(self, kind: str, check: str) -> None:
+        """Count one candidate of ``kind`` dropped by ``check``."""
+        self.dropped.setdefault(check, Counter())[kind] += 1
+
+    def to_json(self) -> str:
+        """One JSON line (keys sorted, so the same pairs give the same bytes)."""
+        body = {"key": self.key, "group": self.group, "split": self.split, "file": self.file,
+                "pairs": [asdict(p) for p in self.pairs],
+                "dropped": {check: dict(sorted(kinds.items())) for check, kinds in sorted(self.dropped.items())}}
+        return json.dumps(body, ensure_ascii=False, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, line: str) -> UnitPairs:
+        """Read back a line written by :meth:`to_json`."""
+        body = json.loads(line)
+        pairs = [DocPair(**{**p, "checks": tuple(p["checks"]), "support": tuple(p["support"])})
+                 for p in body["pairs"]]
+        return cls(key=body["key"], group=body["group"], split=body["split"], file=body["file"], pairs=pairs,
+                   dropped={check: Counter(kinds) for check, kinds in body["dropped"].items()})
+
+
+class _Unit:
+    """The work on one document: its index, the texts already used, the pairs and the drops."""
+
+    def __init__(self, doc: Document, split: str, k: int, seed: int):
+        self.doc, self.k, self.seed = doc, k, seed
+        self.index = EvidenceIndex(doc.sentences, "tfidf")
+        self.seen: set[str] = set()
+        self.out = UnitPairs(key=doc.key, group=doc.group, split=split, file=doc.file)
+
+    def premise(self, claim: Claim, removed: int | None = None) -> tuple[str, list[int]]:
+        """The premise of a claim (its support plus the best other matches), without sentence ``removed``."""
+        size = max(self.k, len(claim.support) + 1)
+        chosen = [i for i in claim.support if i != removed]
+        for i in self.index.ranked(claim.text):
+            if len(chosen) >= size:
+                break
+            if i != removed and i not in chosen:
+                chosen.append(i)
+        chosen.sort()
+        return " ".join(self.doc.sentences[i] for i in chosen), chosen
+
+    def add(self, pair: DocPair) -> bool:
+        """Keep a pair unless its claim was already used with that premise (``duplicate``)."""
+        key = normalize(pair.premise) + "\x1f" + normalize(pair.hypothesis)
+        if key in self.seen:
+            self.out.drop(pair.kind, "duplicate")
+            return False
+        self.seen.add(key)
+        self.out.pairs.append(pair)
+        return True
+
+    def positive(self, claim: Claim, premise: str, checks: tuple[str, ...] = ()) -> None:
+        """The claim as a supported pair."""
+        self.add(DocPair(premise, claim.text, "supported", claim.kind, claim.rule, checks, claim.support))
+
+    def paraphrase(self, claim: Claim, premise: str, place: str) -> None:
+        """The first rule paraphrase of the claim that keeps its meaning."""
+        candidates = [(c.text, c.rule) for c in rule_paraphrases(claim, seeded(self.seed, self.doc.key, place, "p"))]
+        turned = reordered(claim)
+        if turned is not None:
+            candidates.append((turned.text, turned.rule))
+        for text, rule in candidates:
+            problem = paraphrase_problem(claim.text, text)
+            if problem is not None:
+                self.out.drop("paraphrase:rule", problem)
+                continue
+            if self.add(DocPair(premise, text, "supported", "paraphrase:rule", rule, ("differs", "keeps_meaning"),
+                                claim.support)):
+                return
+
+    def _edit(self, claim: Claim, premise: str, place: str) -> bool:
+        rng = seeded(self.seed, self.doc.key, place, "edit")
+        tries = 0
+        for slug, candidate in typed_edits(claim.text, self.doc.example.context, rng):
+            if tries >= MAX_EDIT_TRIES:
+                break
+            tries += 1
+            problem = edit_problem(claim.text, candidate, self.doc.example.context)
+            if problem is not None:
+                self.out.drop(f"edit:{slug}", problem)
+                continue
+            if self.add(DocPair(premise, candidate.text, "unsupported", f"edit:{slug}", candidate.rule,
+                                ("differs", "fluency", "not_in_document"), claim.support)):
+                return True
+        return False
+
+    def _detail(self, claim: Claim, premise: str, place: str, pool: Sequence[str]) -> bool:
+        rng = seeded(self.seed, self.doc.key, place, "detail")
+        for detail, candidate in detail_candidates(claim.text, pool, rng):
+            problem = detail_problem(claim.text, candidate, self.doc.example.context, detail)
+            if problem is not None:
+                self.out.drop("detail", problem)
+                continue
+            if self.add(DocPair(premise, candidate.text, "unsupported", "detail", candidate.rule,
+                                ("differs", "fluency", "not_in_document", "new_detail"), claim.support)):
+                return True
+        return False
+
+    def negative(self, claim: Claim, premise: str, place: str, pool: Sequence[str]) -> None:
+        """One ungrounded variant of the claim: a typed edit or an inserted detail, in a seeded order."""
+        edit_first = seeded(self.seed, self.doc.key, place, "order").random() < EDIT_FIRST
+        if edit_first:
+            self._edit(claim, premise, place) or self._detail(claim, premise, place, pool)
+        else:
+            self._detail(claim, premise, place, pool) or self._edit(claim, premise, place)
+
+    def removal(self, claim: Claim, place: str) -> None:
+        """The fused claim against its premise with one supporting sentence taken out."""
+        order = list(range(len(claim.support)))
+        seeded(self.seed, self.doc.key, place, "removal").shuffle(order)
+        for at in order:
+            removed = claim.support[at]
+            premise, _ = self.premise(claim, removed)
+            if not support_removed(claim.parts[at], premise):
+                self.out.drop("removed_support", "support_removed")
+                continue
+            if self.add(DocPair(premise, claim.text, "unsupported", "removed_support", None, ("support_removed",),
+                                claim.support, removed)):
+                return
+
+
+def unit_pairs(doc: Document, split: str, pool: Sequence[str], k: int = 2, seed: int = 0) -> UnitPairs:
+    """Every checked pair of one document (``pool``: details lent by other documents; ``k``: the smallest
+    premise, in sentences)."""
+    unit = _Unit(doc, split, k, seed)
+    claims = sentence_claims(doc.sentences) + fusion_claims(doc.sentences, seeded(seed, doc.key, "fusions"))
+    text = "\n".join(doc.example.context)
+    lent = [phrase for phrase in pool if phrase not in text]
+    for number, claim in enumerate(claims):
+        place = f"{claim.kind}:{number}"
+        premise, _ = unit.premise(claim)
+        unit.positive(claim, premise)
+        unit.paraphrase(claim, premise, place)
+        unit.negative(claim, premise, place, lent)
+        if claim.parts:
+            unit.removal(claim, place)
+    return unit.out
+
+
+def kinds_of(units: Sequence[UnitPairs]) -> dict[str, Any]:
+    """Pairs per kind and label over the units."""
+    return dict(sorted(Counter(p.kind for u in units for p in u.pairs).items()))
