@@ -746,7 +746,7 @@ def main() -> None:
 
     name = args.model or default_model()
     common = {"batch_size": args.batch_size, "max_length": args.max_length}
-    engines = {"fp32": NLIModel(name, device=args.device, **common)}
+    engines = {"fp32": NLIModel(name, device=args.device, dtype="float32", **common)}   # not dtype=auto
     on_cpu = engines["fp32"].device == "cpu"
     if args.int8 and on_cpu:
         engines["int8"] = NLIModel(name, int8=True, **common)

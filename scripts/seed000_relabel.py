@@ -483,8 +483,8 @@ def run(folder: Path, settings: Settings, models: Sequence[str] = MODELS) -> dic
     """Read the artefacts, relabel every answer, and return every number (JSON-ready)."""
     answers = load_answers(folder, models)
     cache = json.loads((folder / "evidence_cache.json").read_text(encoding="utf-8"))
-    engine = load_nli_model(settings.model, ModelSettings(batch_size=settings.batch_size),
-                            max_length=settings.max_length)
+    engine = load_nli_model(settings.model, ModelSettings(batch_size=settings.batch_size, dtype="float32"),
+                            max_length=settings.max_length)   # float32, as the committed figures were made
     by_model = build_rows(answers, cache, engine, settings)
     questions = load_questions(folder) if (folder / "questions.jsonl").is_file() else {}
     all_answers = [a for rows in answers.values() for a in rows]

@@ -75,7 +75,8 @@ def main() -> None:
     correct = np.array([e.label == "grounded" for e in examples])
     start = time.perf_counter()
     names = [args.model] + [m for m in args.models.split(";") if m.strip()]
-    engines = [NLIModel(name, batch_size=args.batch_size, int8=args.int8) for name in names]
+    engines = [NLIModel(name, batch_size=args.batch_size, int8=args.int8, dtype="float32")   # as committed
+               for name in names]
     plan = [(engines[0], view, view) for view in VIEWS] + [
         (engine, "direct", f"direct@{Path(name).name}") for engine, name in zip(engines[1:], names[1:])]
     votes, view_names = [], []
