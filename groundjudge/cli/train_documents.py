@@ -5,7 +5,13 @@ from __future__ import annotations
 
 import argparse
 
-from groundjudge.cli.common import UsageError, console, llm_options, make_service, stdout_console
+from groundjudge.cli.common import (
+    UsageError,
+    console,
+    llm_options,
+    make_service,
+    stdout_console,
+)
 
 
 def add_documents_options(parser: argparse.ArgumentParser) -> None:
@@ -29,7 +35,10 @@ def cmd_train_documents(args: argparse.Namespace) -> int:
     """Make checked pairs from the documents and train on them (or stop after the pairs with --pairs-only)."""
     from groundjudge.local_nli.model import DEFAULT_EMBEDDER
     from groundjudge.local_nli.train import TrainConfig, TrainError
-    from groundjudge.local_nli.train_documents import DocumentsOptions, train_from_documents
+    from groundjudge.local_nli.train_documents import (
+        DocumentsOptions,
+        train_from_documents,
+    )
 
     if args.data:
         raise UsageError("--from-documents trains from documents alone: drop the labelled data files "

@@ -24,8 +24,19 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from groundjudge.local_nli.doc_checks import detail_problem, edit_problem, paraphrase_problem, support_removed
-from groundjudge.local_nli.doc_claims import Claim, fusion_claims, reordered, rule_paraphrases, sentence_claims
+from groundjudge.local_nli.doc_checks import (
+    detail_problem,
+    edit_problem,
+    paraphrase_problem,
+    support_removed,
+)
+from groundjudge.local_nli.doc_claims import (
+    Claim,
+    fusion_claims,
+    reordered,
+    rule_paraphrases,
+    sentence_claims,
+)
 from groundjudge.local_nli.doc_negatives import detail_candidates, typed_edits
 from groundjudge.local_nli.doc_sources import Document
 from groundjudge.local_nli.pairs import EvidenceIndex

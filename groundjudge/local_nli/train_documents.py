@@ -27,13 +27,27 @@ from typing import Any
 from groundjudge.local_nli.doc_llm import add_llm_paraphrases, llm_checked
 from groundjudge.local_nli.doc_negatives import borrowed_phrases
 from groundjudge.local_nli.doc_pairs import UnitPairs, unit_pairs
-from groundjudge.local_nli.doc_sources import Document, DocumentSet, read_documents, unit_key
+from groundjudge.local_nli.doc_sources import (
+    Document,
+    DocumentSet,
+    read_documents,
+    unit_key,
+)
 from groundjudge.local_nli.doc_store import UNITS_FILE, UnitWriter, read_units
 from groundjudge.local_nli.model import ModelUnavailable, resolve_model
 from groundjudge.local_nli.pairs import Pair
 from groundjudge.local_nli.train_card import CARD_FILE, finalize
-from groundjudge.local_nli.train_data import (Prepared, Report, TrainConfig, TrainError, cap_pairs, pair_counts,
-                                              resumed, save_prepared, split_examples)
+from groundjudge.local_nli.train_data import (
+    Prepared,
+    Report,
+    TrainConfig,
+    TrainError,
+    cap_pairs,
+    pair_counts,
+    resumed,
+    save_prepared,
+    split_examples,
+)
 from groundjudge.text import normalize
 
 OPTIONS_FILE = "documents.json"
