@@ -9,6 +9,7 @@ Ray.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -137,6 +138,8 @@ def test_ray_gives_the_in_process_records_and_summary(cluster, llm_server, tmp_p
                                        ray_actors=2, no_cache=True)
     assert _verdicts(local.path) == _verdicts(distributed.path)   # same verdicts, scores and order
     assert _summary(local.path) == _summary(distributed.path)
+    sizes = {r.result.batch_size for r in _results(distributed.path) if r.judge == "cosine:threshold=0.5"}
+    assert sizes == {2}   # the actors judged their batches of 2 in one chunk, as a run does
     assert len(llm_server.requests) == 2 * calls_in_process     # the same calls, made once each
     _once_each(distributed.path, local.path)
 
@@ -314,6 +317,34 @@ def test_a_ray_setting_out_of_range_is_one_line_naming_the_flag(tmp_path, capsys
     assert not out.exists()
     with pytest.raises(UsageError, match=r"--ray-batch .*>= 1"):
         groundjudge.evaluate(str(data), judges=["quip"], out=tmp_path / "api", ray_batch=0)
+
+
+@pytest.mark.slow
+def test_an_actor_judges_its_batch_in_chunks_as_a_run_does(one_thread):
+    from groundjudge.judges.config import JudgeConfig
+    from groundjudge.runs.ray_actors import LocalJudgeWorker, WorkerSpec
+    from groundjudge.types import Example
+
+    rows = rent_rows(2)
+    first, second = rows[0]["context"], rows[2]["context"]
+    answers = [(first, "Rent of 100 crowns is due on day 1."), (second, "Rent of 101 crowns is due on day 2."),
+               (first, "A late fee of 2 percent applies."), (second, "Tenants may withhold rent."),
+               (first, "Rent is due in gold.")]
+    batch = [Example(id=f"x{i}", context=context, answer=answer) for i, (context, answer) in enumerate(answers)]
+    spec = "cosine:threshold=0.5"
+    worker = LocalJudgeWorker(WorkerSpec(spec=spec, config=JudgeConfig.from_spec(spec), concurrency=1, local_chunk=2))
+    results = worker.judge_batch(batch)
+    # by document: x0 x2 | x4 x1 | x3 -- each chunk one call, its answers' latency its share; back in batch order
+    assert [r.verdict.example_id for r in results] == [e.id for e in batch]
+    assert [r.batch_size for r in results] == [2, 2, 2, 1, 2]
+    assert results[0].started_at == results[2].started_at and results[4].started_at == results[1].started_at
+    assert all(r.latency_s == pytest.approx(r.timings["chunk_s"] / r.batch_size) for r in results)
+    alone = JudgeConfig.from_spec(spec).build()
+    for example, result in zip(batch, results):
+        own = asyncio.run(alone.judge(example)).verdict
+        assert result.verdict.label == own.label and result.verdict.score == pytest.approx(own.score, abs=1e-6)
+    quip = LocalJudgeWorker(WorkerSpec(spec="quip", config=JudgeConfig.from_spec("quip"), concurrency=1))
+    assert {r.batch_size for r in quip.judge_batch(batch)} == {None}   # no batch path: one by one, as in a run
 
 
 def test_the_ordered_writer_writes_in_order_and_once():

@@ -46,7 +46,11 @@ class BatchedQuip(QuipJudge):
         return f"local:quip(n={self.n})"
 
 
-def batched(judge, batch, settings=BatchSettings(max_wait_s=0.05, max_batch=32), scorer=None):
+WAITING = BatchSettings(max_wait_s=0.05, max_batch=32)
+"""Long enough a wait that requests submitted together form one batch."""
+
+
+def batched(judge, batch, settings=WAITING, scorer=None):
     """Submit ``batch`` to a fresh batcher of ``judge`` all at once; the results and the batcher."""
     async def run():
         batcher = MicroBatcher(judge, scorer or batch_scorer(judge), settings)
@@ -118,7 +122,7 @@ def test_crossencoder_is_batched_by_the_service_with_its_card_s_input(tmp_path):
     (tmp_path / "card" / "groundjudge_card.json").write_text(json.dumps(
         {"input": {"premise": "top-k sentences"}, "recipe": "pairs", "max_length": 96, "tau": 0.3}))
     spec = f"crossencoder:model={model},dtype=float32"
-    judges = load_judges([spec], LLMOptions(), BatchSettings(max_wait_s=0.05, max_batch=32))
+    judges = load_judges([spec], LLMOptions(), WAITING)
     (served,) = judges.judges
     assert served.batcher is not None
     judging = Judging(judges=judges, metrics=ServiceMetrics(ROUTES), timeout_s=120)

@@ -6,8 +6,13 @@
   examples in flight bounded by the judge's own concurrency (as in process), calls paced by the cluster-wide
   limiter and budget (:mod:`groundjudge.llm.shared_limits`).
 
-Both judge each example with :func:`groundjudge.runs.runner.judge_one`, so timing, abstentions and fatal errors
-are those of an in-process run. These classes are plain Python; the engine wraps them with ``ray.remote``.
+A local judge with a batch path (nli, crossencoder, cosine, views, hhem, minicheck, spans) judges its batch as an
+in-process run judges its answers: grouped by document, in chunks of the run's ``local_chunk``, each chunk one
+:func:`~groundjudge.runs.local_chunks.judge_chunk` call (latency each answer's share, ``batch_size`` recorded, an
+answer that raises abstaining alone). Every other judge judges each example with
+:func:`groundjudge.runs.runner.judge_one`. Either way timing, abstentions and fatal errors are those of an
+in-process run, and there is one result per example. These classes are plain Python; the engine wraps them with
+``ray.remote``.
 """
 
 from __future__ import annotations
@@ -15,12 +20,15 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import os
+from collections import defaultdict, deque
 from collections.abc import Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from groundjudge.judges.config import JudgeConfig
+from groundjudge.runs.chunk_option import DEFAULT_LOCAL_CHUNK
+from groundjudge.runs.local_chunks import BatchScorer, batch_scorer, chunks, judge_chunk
 from groundjudge.types import Example, JudgeResult
 
 
@@ -55,6 +63,8 @@ class WorkerSpec(BaseModel):
     config: JudgeConfig
     threshold: float | None = Field(default=None, description="The threshold the driver's judge has (calibrated).")
     concurrency: int = Field(ge=1, description="Examples judged at once in one actor.")
+    local_chunk: int = Field(default=DEFAULT_LOCAL_CHUNK, ge=1, description=(
+        "Answers of a batch handed at once to a local judge with a batch path (the run's --local-chunk)."))
     service: ServiceSpec | None = None
 
     def build(self) -> Any:
@@ -76,6 +86,20 @@ async def judge_examples(judge: Any, examples: Sequence[Example], slots: asyncio
     return list(await asyncio.gather(*(one(example) for example in examples)))
 
 
+def judge_in_chunks(judge: Any, scorer: BatchScorer, examples: Sequence[Example], size: int) -> list[JudgeResult]:
+    """Judge a batch through a run's chunk path: grouped by document and cut into chunks of ``size``
+    (:func:`~groundjudge.runs.local_chunks.chunks`), each chunk one ``judge_chunk`` call; results in the batch's
+    order, one per example."""
+    positions: dict[int, deque[int]] = defaultdict(deque)   # an example's places in the batch, by identity
+    for position, example in enumerate(examples):
+        positions[id(example)].append(position)
+    results: list[JudgeResult | None] = [None] * len(examples)
+    for chunk in chunks(examples, size):
+        for example, result in zip(chunk, judge_chunk(judge, scorer, chunk)):
+            results[positions[id(example)].popleft()] = result
+    return results  # type: ignore[return-value] - every position is filled: chunks() yields each example once
+
+
 def node_info() -> dict[str, Any]:
     """Where an actor runs: its node id, host and pid (returned by ``ready``)."""
     import socket
@@ -86,10 +110,13 @@ def node_info() -> dict[str, Any]:
 
 
 class LocalJudgeWorker:
-    """An actor judging with a local judge: built once, one batch at a time, on its own event loop."""
+    """An actor judging with a local judge: built once, one batch at a time; in chunks of ``local_chunk`` when the
+    judge has a batch path, else example by example on its own event loop."""
 
     def __init__(self, worker: WorkerSpec):
         self.judge = worker.build()
+        self.scorer = batch_scorer(self.judge)
+        self.local_chunk = worker.local_chunk
         self.loop = asyncio.new_event_loop()
         self.slots = asyncio.Semaphore(worker.concurrency)
 
@@ -99,6 +126,8 @@ class LocalJudgeWorker:
 
     def judge_batch(self, examples: list[Example]) -> list[JudgeResult]:
         """Judge a batch of examples; results in the batch's order."""
+        if self.scorer is not None:
+            return judge_in_chunks(self.judge, self.scorer, examples, self.local_chunk)
         return self.loop.run_until_complete(judge_examples(self.judge, examples, self.slots))
 
 

@@ -2,7 +2,9 @@
 
 Judges run one after another, as in process. For each, a pool of actors (:mod:`groundjudge.runs.ray_pool`)
 builds the judge once (:mod:`groundjudge.runs.ray_actors`); the driver cuts the examples still to do into
-batches of ``ray_batch``, keeps every live actor busy and collects finished batches with ``ray.wait``.
+batches of ``ray_batch``, keeps every live actor busy and collects finished batches with ``ray.wait``. An actor of a
+local judge with a batch path judges its batch in chunks of ``local_chunk`` (at most ``ray_batch`` answers, then),
+as an in-process run does.
 
 * **One writer, data order.** Results are written by the driver in the examples' order, each as soon as every
   earlier one is written (:class:`OrderedCommit`), so records.jsonl -- and summary.json, whose bootstrap
@@ -27,6 +29,7 @@ from typing import Any
 
 from groundjudge.consoles import console
 from groundjudge.judges.composite import judge_parts
+from groundjudge.runs.chunk_option import DEFAULT_LOCAL_CHUNK
 from groundjudge.runs.ray_actors import LLMJudgeWorker, LocalJudgeWorker, ServiceSpec, WorkerSpec
 from groundjudge.runs.ray_cluster import cluster_shape, connected, default_actors, forwarded_env
 from groundjudge.runs.ray_pool import ActorPool
@@ -212,6 +215,7 @@ def run_judges_ray(tasks: Sequence[JudgeTask], examples: Sequence[Example], writ
                 worker = WorkerSpec(spec=task.spec, config=configs[task.spec],
                                     threshold=getattr(task.judge, "threshold", None),
                                     concurrency=task.judge.max_concurrency or concurrency,
+                                    local_chunk=getattr(options, "local_chunk", DEFAULT_LOCAL_CHUNK),
                                     service=service_spec(options, limits) if llm[task.spec] else None)
                 pool = _pool(ray, worker, llm[task.spec], options)
                 try:
