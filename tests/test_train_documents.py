@@ -318,6 +318,8 @@ def test_the_pairs_train_a_model_through_the_training_loop(tmp_path, tiny_base, 
               "--dev-fraction", "0.5",
               "--batch-size", "8", "--max-train", "60", "--max-dev", "30", "--evidence", "tfidf", "--quiet"]
     assert main([*common, "--pairs-only"]) == 0 and not (out / "groundjudge_card.json").exists()
+    assert main([*common, "--resume", "--max-pairs", "7"]) == 2
+    assert "other settings (max_pairs)" in capsys.readouterr().err
     assert main([*common, "--resume"]) == 0
     card = json.loads((out / "groundjudge_card.json").read_text(encoding="utf-8"))
     assert card["pairs"]["train"]["n"] == 60 and card["documents"]["dropped_by_check"]

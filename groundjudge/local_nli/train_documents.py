@@ -230,7 +230,10 @@ def train_from_documents(cfg: TrainConfig, opts: DocumentsOptions, report: Repor
     if cfg.resume and (out / CARD_FILE).exists():
         report(f"{out} is already trained")
         return json.loads((out / CARD_FILE).read_text(encoding="utf-8"))
-    prepared = resumed(cfg) if (out / "pairs" / "meta.json").exists() else None
+    prepared = None
+    if cfg.resume and (out / "pairs" / "meta.json").exists():
+        _check_out(cfg, opts.fingerprint())
+        prepared = resumed(cfg)
     if prepared is None:
         prepared = generate(cfg, opts, report)
     if opts.pairs_only:
