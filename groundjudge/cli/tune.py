@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from groundjudge.cli.common import add_llm_options, console, stdout_console
+from groundjudge.runs.chunk_option import DEFAULT_LOCAL_CHUNK, LOCAL_CHUNK_FLAG
 
 
 def cmd_tune(args: argparse.Namespace) -> int:
@@ -60,6 +61,9 @@ def add_parser(verbs) -> None:
                                                            "one) as gold, matched by example id")
     tune.add_argument("--resume", action="store_true", help="continue the tune in --out (no call is repeated)")
     tune.add_argument("--concurrency", type=int, help="answers judged at once (default 8)")
+    tune.add_argument(LOCAL_CHUNK_FLAG, dest="local_chunk", type=int, metavar="N",
+                      help=f"answers handed at once to a local judge with a batch path (default {DEFAULT_LOCAL_CHUNK};"
+                           " 1: one at a time)")
     tune.add_argument("--dry-run", action="store_true", help="print the plan's calls and $; call nothing")
     add_llm_options(tune)
     tune.set_defaults(func=cmd_tune, options_model="groundjudge.tune.prepare:TuneOptions")

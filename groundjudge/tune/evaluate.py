@@ -1,5 +1,6 @@
 """Judging during a tune: each judge config over a part's answers, each answer once (the state file), each request
-once (the call cache), every call counted against the tune's budget."""
+once (the call cache), every call counted against the tune's budget. A local judge with a batch path is handed
+the answers in chunks, as ``groundjudge run`` hands them (:mod:`groundjudge.runs.local_chunks`)."""
 
 from __future__ import annotations
 
@@ -11,12 +12,14 @@ from typing import Any
 from groundjudge.errors import ProviderUnreachable
 from groundjudge.judges.config import JudgeConfig
 from groundjudge.llm.errors import FALLBACK_REASONS, reason_kind
+from groundjudge.runs.chunk_option import DEFAULT_LOCAL_CHUNK
+from groundjudge.runs.local_chunks import batch_scorer, chunks, judge_chunk
 from groundjudge.runs.runner import judge_one
 from groundjudge.tune.candidates import config_id
 from groundjudge.tune.estimate import Ledger, Request, requests_for
 from groundjudge.tune.parts import group_of
 from groundjudge.tune.state import STATE_FILE, Judged, TuneState, judged
-from groundjudge.types import Example
+from groundjudge.types import Example, JudgeResult
 
 UNREACHABLE = FALLBACK_REASONS - {"budget", "context_too_long"}
 """Abstain reasons that say the provider did not answer (not the answer's fault): such an answer is not recorded
@@ -35,6 +38,8 @@ class Evaluator:
     service: Any
     state: TuneState
     concurrency: int = 8
+    local_chunk: int = DEFAULT_LOCAL_CHUNK
+    """Answers handed at once to a local judge with a batch path (``--local-chunk``)."""
     ledger: Ledger = field(default_factory=Ledger)
     _judges: dict[str, Any] = field(default_factory=dict)
 
@@ -70,7 +75,7 @@ class Evaluator:
             self.ledger.new(self.requests(config, part, todo), commit=True)
             judge = self.judge_of(config)
             failed = []
-            for example, result in zip(todo, asyncio.run(self._judge_all(judge, todo))):
+            for example, result in zip(todo, self._results(judge, todo)):
                 if unreachable(result.verdict.abstain_reason):
                     failed.append(result.verdict.abstain_reason)
                 else:
@@ -86,6 +91,17 @@ class Evaluator:
             results[example.id] = found if found is not None else Judged(
                 config=cid, part=part, example=example.id, label="abstain", abstain_reason="budget")
         return results
+
+    def _results(self, judge: Any, examples: Sequence[Example]) -> list[JudgeResult]:
+        """Each example's result, in order: a local judge with a batch path scores them in chunks of
+        ``local_chunk`` (grouped by document; an answer that raises abstains alone), any other judge one by one."""
+        scorer = batch_scorer(judge)
+        if scorer is None:
+            return asyncio.run(self._judge_all(judge, examples))
+        found: dict[int, JudgeResult] = {}
+        for chunk in chunks(examples, self.local_chunk):
+            found.update((id(example), result) for example, result in zip(chunk, judge_chunk(judge, scorer, chunk)))
+        return [found[id(example)] for example in examples]
 
     async def _judge_all(self, judge: Any, examples: Sequence[Example]) -> list:
         """Judge in the given order: with one request at a time, a local server (llama.cpp, vLLM) reuses the

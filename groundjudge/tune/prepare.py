@@ -8,11 +8,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from groundjudge.formats.load import load_examples
 from groundjudge.judges.config import JudgeConfig, config_model
 from groundjudge.llm.service_options import LLMOptions, make_service
+from groundjudge.runs.chunk_option import DEFAULT_LOCAL_CHUNK, check_local_chunk
 from groundjudge.tune.calibration import content_free_examples
 from groundjudge.tune.candidates import Candidate, build_candidates, is_score_judge
 from groundjudge.tune.parts import TuneParts, split_parts
@@ -31,6 +32,13 @@ class TuneOptions(LLMOptions):
     resume: bool = False
     dry_run: bool = False
     concurrency: int = Field(default=8, ge=1)
+    local_chunk: int = Field(default=DEFAULT_LOCAL_CHUNK, description=(
+        "Answers handed at once to a local judge with a batch path (1: one at a time)."))
+
+    @field_validator("local_chunk", mode="before")
+    @classmethod
+    def _chunk(cls, value: Any) -> int:
+        return check_local_chunk(value)
 
 
 @dataclass

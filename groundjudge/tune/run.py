@@ -115,7 +115,7 @@ def run_tune(options: TuneOptions, say: Callable[[str], None] = print) -> TuneRe
     state = TuneState(out, plan_hash(prep), options.resume)
     budget = CallBudget(spec.max_calls, spec.max_cost, state.spent_calls, state.spent_usd)
     prep.service.budget = budget
-    evaluator = Evaluator(prep.service, state, options.concurrency)
+    evaluator = Evaluator(prep.service, state, options.concurrency, local_chunk=options.local_chunk)
     search = _search(prep, evaluator, budget, prep.candidates)
     for config in {c.config_id: c.config for c in prep.candidates}.values():
         for part, examples in (("select", prep.parts.select), ("fit", search.fit_set()), ("test", prep.parts.test),
