@@ -17,18 +17,21 @@ from groundjudge.judges import SpecError  # noqa: E402
 from groundjudge.judges.config import JudgeConfig  # noqa: E402
 from groundjudge.judges.demonstrations.configure import rebuilt_settings  # noqa: E402
 from groundjudge.runs.calibrate import with_threshold  # noqa: E402
+from groundjudge.runs.chunk_option import LOCAL_CHUNK_FLAG, check_local_chunk  # noqa: E402
 from groundjudge.runs.interrupts import RunInterrupted, interrupts_raised
 from groundjudge.runs.lock import RunLock
 from groundjudge.runs.records import RecordWriter, RunRecords, find_records, new_run_id, read_records  # noqa: E402
 from groundjudge.runs.runner import JudgeTask, run_judges  # noqa: E402
 from groundjudge.runs.summary import summarize  # noqa: E402
-from groundjudge.types import JudgeSpec  # noqa: E402
+from groundjudge.types import JudgeSpec, Verdict  # noqa: E402
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
     """Re-judge every recorded example from the recorded LLM replies only; report what differs."""
     from groundjudge.runs.replay_cache import recorded_cache
 
+    if args.local_chunk is not None:
+        check_local_chunk(args.local_chunk)   # refused in one line before anything is read or judged
     source = Path(args.dir)
     original = read_records(find_records(source))
     service = make_service(llm_options(args), offline=True, cache=recorded_cache(source))
@@ -44,8 +47,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         return stop.exit_code
     before = {(r.judge, r.example.id): r.result.verdict for r in original.results}
     differ = [(r.judge, r.example.id) for r in replayed.results
-              if (before[(r.judge, r.example.id)].label, before[(r.judge, r.example.id)].score)
-              != (r.result.verdict.label, r.result.verdict.score)]
+              if not same_verdict(before[(r.judge, r.example.id)], r.result.verdict)]
     new_calls = sum(not c.cached for r in replayed.results for c in r.result.calls)
     stdout_console().print(f"replayed {len(replayed.results)} verdicts from {source}: "
                     f"{len(replayed.results) - len(differ)} identical, {len(differ)} differ; "
@@ -53,6 +55,24 @@ def cmd_replay(args: argparse.Namespace) -> int:
     for judge_spec, example_id in differ[:20]:
         stdout_console().print(f"  differs: {judge_spec} {example_id}")
     return 0 if not differ else 1
+
+
+SCORE_TOLERANCE = 1e-6
+"""Scores closer than this are the same score: a local model's float32 scores move in the last digits with the
+answers it is batched with (as :func:`groundjudge.metrics.fit_threshold` treats them)."""
+
+
+def same_verdict(before: Verdict, after: Verdict) -> bool:
+    """The same label and the same score (both None, or within :data:`SCORE_TOLERANCE`)."""
+    if before.label != after.label or (before.score is None) != (after.score is None):
+        return False
+    return before.score is None or abs(before.score - after.score) <= SCORE_TOLERANCE
+
+
+def recorded_chunk(original: RunRecords, spec: str) -> int:
+    """The chunk size the run gave a local judge: the most answers one of its results shared a call with (1 when
+    none did, or the judge judged answer by answer)."""
+    return max((r.result.batch_size or 1 for r in original.results if r.judge == spec), default=1)
 
 
 def recorded_judge(spec: JudgeSpec, out: Path) -> JudgeConfig:
@@ -95,7 +115,8 @@ def _replay_into(args: argparse.Namespace, original: RunRecords, service, out: P
             if spec.calibration is not None:
                 task = with_threshold(task, spec.calibration)
             examples = [r.example for r in original.results if r.judge == spec.spec]
-            run_judges([task], examples, writer, show_progress=not args.quiet)
+            chunk = args.local_chunk or recorded_chunk(original, spec.spec)
+            run_judges([task], examples, writer, show_progress=not args.quiet, local_chunk=chunk)
     replayed = read_records(records_path)
     (out / "summary.json").write_text(json.dumps(summarize(replayed), indent=2) + "\n", encoding="utf-8")
     return replayed
@@ -107,5 +128,8 @@ def add_parser(verbs) -> None:
     replay.add_argument("dir", help="a run directory (records.jsonl)")
     replay.add_argument("--out", help="where to write the replayed run (default DIR/replay)")
     replay.add_argument("--prompts", metavar="DIR", help="the prompt folder the run used, if any")
+    replay.add_argument(LOCAL_CHUNK_FLAG, dest="local_chunk", type=int, metavar="N",
+                        help="answers handed at once to a local judge with a batch path (default: as the run "
+                             "chunked them; 1: one at a time)")
     replay.add_argument("--quiet", action="store_true")
     replay.set_defaults(func=cmd_replay)
