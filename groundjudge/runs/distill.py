@@ -40,6 +40,7 @@ from groundjudge.local_nli.train_data import (
     split_examples,
 )
 from groundjudge.local_nli.train_loop import Session, run_loop
+from groundjudge.runs.chunk_option import DEFAULT_LOCAL_CHUNK
 from groundjudge.runs.execute import RunOptions, execute_to_end, write_examples
 from groundjudge.runs.records import ResultRecord, read_records
 from groundjudge.types import Example
@@ -62,13 +63,14 @@ def sample_answers(train: list[Example], dev: list[Example], limit: int, seed: i
 
 
 def run_judge(examples: Sequence[Example], spec: str, out: Path, quiet: bool, max_cost: float | None = None,
-              concurrency: int = 8) -> Path:
+              concurrency: int = 8, local_chunk: int = DEFAULT_LOCAL_CHUNK) -> Path:
     """Judge ``examples`` with ``spec`` as an ordinary, resumable run in ``out`` (every example evaluated: none is
-    held back for calibration); returns the run's folder."""
+    held back for calibration; a local judge is handed them in chunks of ``local_chunk``, as ``groundjudge run``
+    hands them); returns the run's folder."""
     unsplit = [ex.model_copy(update={"split": None}) for ex in examples]
     return execute_to_end(RunOptions(data=[str(write_examples(unsplit, out))], judges=[JudgeConfig.from_spec(spec)],
                                      out=str(out), resume=True, quiet=quiet, dev_fraction=0.0, max_cost=max_cost,
-                                     concurrency=concurrency))
+                                     concurrency=concurrency, local_chunk=local_chunk))
 
 
 def teacher_pairs(records: Sequence[ResultRecord], mode: str, k: int, evidence: str) -> list[Pair]:
@@ -156,9 +158,13 @@ def prepare_from_teacher(cfg: TrainConfig, report: Report) -> Prepared:
     return save_prepared(cfg, Prepared(train_pairs, dev_pairs, meta), train, dev)
 
 
-def student_agreement(cfg: TrainConfig, dev_ids: set[str]) -> dict[str, Any] | None:
+def student_agreement(cfg: TrainConfig, dev_ids: set[str], student: str | None = None,
+                      local_chunk: int = DEFAULT_LOCAL_CHUNK) -> dict[str, Any] | None:
     """The student's verdicts on the dev answers (documents it never trained on) against the teacher's: share of
-    equal labels, Cohen's kappa, ROC AUC of the student's score for the teacher's label, and its latency."""
+    equal labels, Cohen's kappa, ROC AUC of the student's score for the teacher's label, and its latency.
+
+    ``student`` is the student's judge spec (default ``crossencoder:model=OUT``, as a user runs it), judging the
+    answers in chunks of ``local_chunk`` as ``groundjudge run`` does (its latency each answer's share of a chunk)."""
     from sklearn.metrics import cohen_kappa_score, roc_auc_score
 
     out = Path(cfg.out)
@@ -166,7 +172,8 @@ def student_agreement(cfg: TrainConfig, dev_ids: set[str]) -> dict[str, Any] | N
                if r.example.id in dev_ids and r.result.verdict.label != "abstain"}
     if not teacher:
         return None
-    run = run_judge([r.example for r in teacher.values()], f"crossencoder:model={out}", out / STUDENT_DIR, cfg.quiet)
+    run = run_judge([r.example for r in teacher.values()], student or f"crossencoder:model={out}", out / STUDENT_DIR,
+                    cfg.quiet, local_chunk=local_chunk)
     student = {r.example.id: r for r in read_records(run / "records.jsonl").results
                if r.result.verdict.label != "abstain"}
     ids = sorted(set(teacher) & set(student))
