@@ -8,6 +8,7 @@ models built offline (tests/tiny_models.py), loaded by the judges' real loading 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import os
 import signal
@@ -23,6 +24,7 @@ from groundjudge import evaluate
 from groundjudge.errors import UsageError
 from groundjudge.judges import build_judge
 from groundjudge.judges.cosine import CosineJudge
+from groundjudge.judges.registry import BUILTIN, judge_class, load_builtin_judges
 from groundjudge.local_nli.model import ModelUnavailable
 from groundjudge.runs.local_chunks import batch_scorer, by_document
 from groundjudge.runs.records import RecordWriter, read_records
@@ -78,14 +80,28 @@ def models(tmp_path_factory):
             "minicheck": tiny.minicheck_flan(base / "minicheck"), "tagger": tiny.tagger(base / "tagger")}
 
 
+def pinned(kind: str) -> str:
+    """``kind:dtype=float32`` when the judge kind has a dtype setting (scores equal to 1e-6 across batchings need
+    float32; dtype=auto may choose bfloat16), else ``kind``."""
+    return f"{kind}:dtype=float32" if "dtype" in {f.name for f in dataclasses.fields(judge_class(kind))} else kind
+
+
 def local_specs(models) -> list[str]:
     """One spec of every local kind that scores answers in batches (crossencoder both ways: nli-like and card)."""
     fp32 = "dtype=float32"   # scores equal to 1e-6 across batchings: float32 (dtype=auto may choose bfloat16)
     return [f"nli:model={models['nli']},top_k=2,tau=0.3,{fp32}", f"crossencoder:model={models['nli']},tau=0.3,{fp32}",
-            f"crossencoder:model={models['card']},{fp32}", "cosine",
+            f"crossencoder:model={models['card']},{fp32}", pinned("cosine"),
             f"views:model={models['nli']},models={models['card']},top_k=1,entail_at=0.3,{fp32}",
             f"hhem:model={models['hhem']},{fp32}", f"minicheck:model={models['minicheck']},threshold=0.4,{fp32}",
             f"spans:model={models['tagger']},{fp32}"]
+
+
+def test_every_local_kind_with_a_batch_path_is_in_the_equality_tests(tmp_path):
+    """A judge kind that gets ``score_batch`` is handed answers in chunks by runs: it needs a spec in
+    :func:`local_specs` (the chunked-vs-one-at-a-time tests of run, tune, replay and distillation)."""
+    batched = {name for name, cls in load_builtin_judges().items() if name in BUILTIN and hasattr(cls, "score_batch")}
+    fake = {key: str(tmp_path / key) for key in ("nli", "card", "hhem", "minicheck", "tagger")}
+    assert {spec.split(":")[0] for spec in local_specs(fake)} == batched
 
 
 def by_key(run) -> dict:
@@ -125,11 +141,12 @@ def test_chunks_give_the_verdicts_and_scores_of_one_answer_at_a_time(models, tmp
     own = asyncio.run(judge.judge(data[6])).verdict
     assert own.score == pytest.approx(b[(specs[0], data[6].id)].verdict.score, abs=1e-6)
     # the summary and the table say how the latency was measured
-    summary = json.loads((tmp_path / "chunked" / "summary.json").read_text())["judges"]["cosine"]
+    cosine = pinned("cosine")
+    summary = json.loads((tmp_path / "chunked" / "summary.json").read_text())["judges"][cosine]
     assert summary["latency_chunk"] == 3 and summary["latency_kind"].startswith("each answer's share")
     assert summary["latency_concurrency"] == 1
     assert any("share of its chunk" in note for note in summary["latency_notes"])
-    one = json.loads((tmp_path / "alone" / "summary.json").read_text())["judges"]["cosine"]
+    one = json.loads((tmp_path / "alone" / "summary.json").read_text())["judges"][cosine]
     assert one["latency_chunk"] == 1 and one["latency_kind"].startswith("service time")
 
 
