@@ -70,13 +70,18 @@ def classification_metrics(gold: Sequence[str], predicted: Sequence[str]) -> dic
     return result
 
 
+BOOT_BLOCK = 5_000_000
+"""Resampled answers drawn at once by a bootstrap (40 MB of indices): resamples are drawn in blocks of rows, so a
+bootstrap's memory is bounded however many answers there are (the blocks are one stream: the same draws)."""
+
+
 def bootstrap_ci(gold: Sequence[str], predicted: Sequence[str], metrics: Sequence[str] = ("balanced_accuracy", "macro_f1"),
                  n_boot: int = 1000, seed: int = 0, level: float = 0.95) -> dict[str, list[float]]:
     """Percentile bootstrap CIs over examples (resampled with replacement), vectorised."""
     t, p = encode(gold), encode(predicted)
     rng = np.random.default_rng(seed)
     result: dict[str, list[list[float]]] = {m: [] for m in metrics}
-    chunk = max(1, min(n_boot, 5_000_000 // max(len(t), 1)))
+    chunk = max(1, min(n_boot, BOOT_BLOCK // max(len(t), 1)))
     done = 0
     while done < n_boot:
         size = min(chunk, n_boot - done)
@@ -100,7 +105,7 @@ def paired_bootstrap_diff(gold: Sequence[str], predicted_a: Sequence[str], predi
         return {}
     point_a, point_b = _scores(t, a), _scores(t, b)
     rng = np.random.default_rng(seed)
-    chunk = max(1, min(n_boot, 5_000_000 // max(len(t), 1)))
+    chunk = max(1, min(n_boot, BOOT_BLOCK // max(len(t), 1)))
     diffs: dict[str, list[np.ndarray]] = {m: [] for m in metrics}
     done = 0
     while done < n_boot:
@@ -275,6 +280,10 @@ def ranking_metrics(gold: Sequence[str], scores: Sequence[float | None], n_boot:
                           n_boot_skipped=skipped)
 
 
+AUC_BLOCK = 500_000
+"""Resampled answers drawn at once by the AUC bootstrap (small: the blocks stay in the CPU cache)."""
+
+
 def _bootstrap_auc(t: np.ndarray, bins: np.ndarray, k: int, n_boot: int, seed: int
                    ) -> tuple[np.ndarray, np.ndarray, int]:
     """ROC AUCs and average precisions of ``n_boot`` resamples of the answers (gold ``t``, distinct-score index
@@ -283,7 +292,7 @@ def _bootstrap_auc(t: np.ndarray, bins: np.ndarray, k: int, n_boot: int, seed: i
     rng = np.random.default_rng(seed)
     n = len(t)
     code = bins + k * (t == 0)                      # ungrounded answers in the upper half
-    chunk = max(1, min(n_boot, 500_000 // max(n, 2 * k)))     # small blocks: they stay in the CPU cache
+    chunk = max(1, min(n_boot, AUC_BLOCK // max(n, 2 * k)))     # small blocks: they stay in the CPU cache
     rocs, aps, skipped, done = [], [], 0, 0
     while done < n_boot:
         size = min(chunk, n_boot - done)

@@ -11,18 +11,20 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 from groundjudge.cli.common import stdout_console
 from groundjudge.report.compare import comparison_table  # noqa: E402
 from groundjudge.runs.records import find_records, read_records  # noqa: E402
-from groundjudge.runs.summary import summarize  # noqa: E402
+from groundjudge.runs.summary import summarize, summarize_file  # noqa: E402
 
 
 def cmd_summarize(args: argparse.Namespace) -> int:
     """Recompute summary.json from a run directory's records."""
     out = Path(args.dir)
-    records = read_records(find_records(out))
     if args.labels:
         from groundjudge.labels.gold import load_gold, relabel_records
 
+        records = read_records(find_records(out))
         records = relabel_records(records, load_gold(args.labels, {r.example.id for r in records.results}))
-    summary = summarize(records, dawid_skene=args.dawid_skene)
+        summary = summarize(records, dawid_skene=args.dawid_skene)
+    else:
+        summary = summarize_file(find_records(out), dawid_skene=args.dawid_skene)
     target = out / ("summary.labels.json" if args.labels else "summary.json")
     target.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     stdout_console().print(comparison_table(summary))

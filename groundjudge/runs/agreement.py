@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from groundjudge import metrics
+
 from groundjudge.types import ResultRecord
 
 DECIDED = ("grounded", "ungrounded")
@@ -42,6 +44,18 @@ def kappa_binary(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         return np.where(chance < 1, (observed - chance) / (1 - chance), np.nan)
 
 
+def _bootstrap_kappas(ya: np.ndarray, yb: np.ndarray, n_boot: int, seed: int) -> np.ndarray:
+    """Kappa of ``n_boot`` paired resamples of the answers, drawn in blocks of rows (at most
+    :data:`groundjudge.metrics.BOOT_BLOCK` answers at once: memory stays flat however many answers a run has)."""
+    rng = np.random.default_rng(seed)
+    rows = max(1, metrics.BOOT_BLOCK // len(ya))
+    parts = []
+    for start in range(0, n_boot, rows):
+        index = rng.integers(0, len(ya), size=(min(rows, n_boot - start), len(ya)))
+        parts.append(kappa_binary(ya[index], yb[index]))
+    return np.concatenate(parts) if parts else np.empty(0)
+
+
 def pair_agreement(a: Mapping[Hashable, str], b: Mapping[Hashable, str], n_boot: int = 1000,
                    seed: int = 0) -> dict[str, Any]:
     """Agreement of two judges on the answers both decided (keys: answer identity, values: verdict labels).
@@ -66,8 +80,7 @@ def pair_agreement(a: Mapping[Hashable, str], b: Mapping[Hashable, str], n_boot:
         "a_ungrounded_b_grounded": int((~ya & yb).sum()),
     })
     if out["kappa"] is not None and len(shared) >= 2:
-        index = np.random.default_rng(seed).integers(0, len(shared), size=(n_boot, len(shared)))
-        boots = kappa_binary(ya[index], yb[index])
+        boots = _bootstrap_kappas(ya, yb, n_boot, seed)
         boots = boots[~np.isnan(boots)]
         if len(boots):
             out["kappa_ci95"] = [float(np.percentile(boots, 2.5)), float(np.percentile(boots, 97.5))]

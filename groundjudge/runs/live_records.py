@@ -19,8 +19,9 @@ from typing import Any
 from groundjudge.errors import UsageError
 from groundjudge.runs.lock import RunLock
 from groundjudge.runs.provenance import git_commit, package_versions
-from groundjudge.runs.records import RecordWriter, new_run_id, read_records, repair_torn_tail
-from groundjudge.runs.summary import summarize
+from groundjudge.runs.records import RecordWriter, new_run_id, read_header, repair_torn_tail
+from groundjudge.runs.lean_records import read_lean_records
+from groundjudge.runs.summary import summarize, summarize_file
 from groundjudge.types import DatasetInfo, Example, JudgeResult, JudgeSpec, ResultRecord, RunHeader
 
 LIVE_FORMAT = "live"
@@ -66,7 +67,7 @@ class LiveRecords:
         if not self.path.exists() or self.path.stat().st_size == 0:
             return header
         repair_torn_tail(self.path)
-        previous = read_records(self.path).header
+        previous = read_header(self.path)
         if [s.spec for s in previous.judges] != [s.spec for s in header.judges]:
             raise UsageError(f"{self.path} was written with judges {[s.spec for s in previous.judges]}, not "
                              f"{[s.spec for s in header.judges]}: use another folder")
@@ -82,14 +83,14 @@ class LiveRecords:
 
     def summary(self) -> dict[str, Any]:
         """The summary of every verdict in the folder so far."""
-        return summarize(read_records(self.path))
+        return summarize_file(self.path)
 
     def close(self) -> dict[str, Any] | None:
         """Write ``summary.json`` (when any verdict was written), close the file and release the folder."""
         with self._mutex:
             try:
                 self._writer.close()
-                records = read_records(self.path)
+                records = read_lean_records(self.path)
                 summary = summarize(records) if records.results else None
                 if summary is not None:
                     (self.out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")

@@ -8,6 +8,7 @@ import os
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO
 
 from groundjudge.runs.interrupts import interrupts_deferred
 from groundjudge.types import ResultRecord, RunHeader
@@ -60,13 +61,48 @@ def find_records(run_dir: str | Path, name: str = "records.jsonl") -> Path:
     return plain if plain.exists() or not packed.exists() else packed
 
 
+def open_records(path: str | Path) -> IO[str]:
+    """A records file (plain or .gz) opened for reading text."""
+    path = Path(path)
+    opener = gzip.open if path.suffix == ".gz" else open
+    return opener(path, "rt", encoding="utf-8")
+
+
+def read_header(path: str | Path) -> RunHeader:
+    """The header of a records file alone (its first line), without reading the results."""
+    with open_records(path) as handle:
+        line = handle.readline()
+    if not line.strip():
+        raise RecordsError(f"{path}: empty records file (no header line)")
+    try:
+        return RunHeader.model_validate(json.loads(line))
+    except ValueError as err:
+        raise RecordsError(f"{path}:1: not a valid header record: {str(err).splitlines()[0]}") from err
+
+
+def done_pairs(path: str | Path) -> set[tuple[str, str]]:
+    """(judge spec, example id) of every result in a records file, read line by line (each line checked as
+    :func:`read_records` checks it, only the two keys kept)."""
+    done: set[tuple[str, str]] = set()
+    with open_records(path) as handle:
+        for number, line in enumerate(handle, start=1):
+            if number == 1 or not line.strip():
+                continue
+            try:
+                record = ResultRecord.model_validate_json(line)
+            except ValueError as err:
+                raise RecordsError(f"{path}:{number}: not a valid result record: "
+                                   f"{str(err).splitlines()[0]}") from err
+            done.add((record.judge, record.example.id))
+    return done
+
+
 def read_records(path: str | Path) -> RunRecords:
     """Read and validate a records file (plain or .gz); a bad line is an error naming file and line."""
     path = Path(path)
     header: RunHeader | None = None
     results: list[ResultRecord] = []
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8") as handle:
+    with open_records(path) as handle:
         for number, line in enumerate(handle, start=1):
             if not line.strip():
                 continue

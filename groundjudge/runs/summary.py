@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from itertools import combinations
+from pathlib import Path
 from typing import Any
 
 from groundjudge.judges.error_types import judge_taxonomy, taxonomy_names
@@ -18,6 +19,7 @@ from groundjudge.runs.agreement import pair_agreement, verdict_shares, verdicts_
 from groundjudge.runs.error_type_stats import error_type_summary, predicted_error_types
 from groundjudge.runs.injection import injection_summaries
 from groundjudge.runs.latency import latency_summary
+from groundjudge.runs.lean_records import read_lean_records
 from groundjudge.runs.records import RunRecords
 from groundjudge.runs.stability import stability_summary
 from groundjudge.runs.variants import variant_comparisons
@@ -194,3 +196,9 @@ def summarize(records: RunRecords, n_boot: int = 1000, dawid_skene: bool = False
         if hint is not None:
             out["dawid_skene"] = hint.model_dump()
     return out
+
+
+def summarize_file(path: str | Path, n_boot: int = 1000, dawid_skene: bool = False) -> dict[str, Any]:
+    """:func:`summarize` of a records file, read as lean copies (:mod:`groundjudge.runs.lean_records`): the same
+    summary, in memory a few hundred bytes per result whatever the documents' size."""
+    return summarize(read_lean_records(path), n_boot=n_boot, dawid_skene=dawid_skene)

@@ -1,0 +1,119 @@
+"""A records file read back for its figures only: every line validated, each kept as a small slotted copy.
+
+A summary reads from each result its judge, the example's id, gold label, error types, split and meta, and the
+verdict's label, score, threshold, path, reason, injection findings and typed claims, with the result's timing and
+calls -- never the documents, the answer or the evidence text, which make most of a record's bytes. Reading a run
+of 50,000 answers as :class:`~groundjudge.types.ResultRecord` objects took gigabytes; :func:`read_lean_records`
+keeps a few hundred bytes per result instead, so that ``summarize`` (and the run's own summary) stay flat in the
+documents' size and linear in the answers with a small constant. The copies answer the same attribute paths as
+the records (``record.example.label``, ``record.result.verdict.score``, ...), so the summary's functions take
+either; a line that is not a valid record is the same error as :func:`~groundjudge.runs.records.read_records`'s.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from groundjudge.runs.records import RecordsError, RunRecords, open_records
+from groundjudge.types import ResultRecord, RunHeader
+
+_NO_META: Any = MappingProxyType({})
+"""The meta of every example that has none (read-only, shared)."""
+
+
+def _shared(text: str | None) -> str | None:
+    """``text`` interned: the few distinct labels, paths and splits of a run are one string each."""
+    return None if text is None else sys.intern(text)
+
+
+class LeanExample:
+    """What a summary reads of an example (no documents, question or answer)."""
+
+    __slots__ = ("id", "label", "error_types", "split", "meta")
+
+    def __init__(self, example: Any):
+        self.id = example.id
+        self.label = _shared(example.label)
+        self.error_types = example.error_types or ()
+        self.split = _shared(example.split)
+        self.meta = example.meta or _NO_META
+
+
+class LeanVerdict:
+    """What a summary reads of a verdict: the claims kept are those with an error type or views (no text)."""
+
+    __slots__ = ("label", "score", "threshold", "path", "abstain_reason", "claims", "suspected_injection",
+                 "injection_action")
+
+    def __init__(self, verdict: Any):
+        self.label = _shared(verdict.label)
+        self.score = verdict.score
+        self.threshold = verdict.threshold
+        self.path = _shared(verdict.path)
+        self.abstain_reason = verdict.abstain_reason
+        self.claims = tuple(c for c in verdict.claims if c.error_type or c.views)
+        self.suspected_injection = verdict.suspected_injection or ()
+        self.injection_action = verdict.injection_action
+
+
+class LeanResult:
+    """What a summary reads of a result (its stages and repeats as recorded: cascades and repeats only)."""
+
+    __slots__ = ("verdict", "calls", "latency_s", "queue_s", "started_at", "finished_at", "batch_size", "stages",
+                 "repeats")
+
+    def __init__(self, result: Any):
+        self.verdict = LeanVerdict(result.verdict)
+        self.calls = result.calls or ()
+        self.latency_s = result.latency_s
+        self.queue_s = result.queue_s
+        self.started_at = result.started_at
+        self.finished_at = result.finished_at
+        self.batch_size = result.batch_size
+        self.stages = result.stages or ()
+        self.repeats = result.repeats or ()
+
+
+class LeanRecord:
+    """One result of a run as a summary reads it: ``judge``, ``example`` and ``result``."""
+
+    __slots__ = ("judge", "example", "result")
+
+    def __init__(self, record: ResultRecord):
+        self.judge = sys.intern(record.judge)
+        self.example = LeanExample(record.example)
+        self.result = LeanResult(record.result)
+
+
+def lean_lines(path: Path) -> Iterator[tuple[int, RunHeader | LeanRecord]]:
+    """(line number, header or lean record) for every line of a records file, each validated as it is read."""
+    with open_records(path) as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                yield number, (RunHeader.model_validate_json(line) if number == 1
+                               else LeanRecord(ResultRecord.model_validate_json(line)))
+            except ValueError as err:
+                raise RecordsError(f"{path}:{number}: not a valid {'header' if number == 1 else 'result'} "
+                                   f"record: {str(err).splitlines()[0]}") from err
+
+
+def read_lean_records(path: str | Path) -> RunRecords:
+    """A records file (plain or .gz) with its results as :class:`LeanRecord` copies, for figures; a bad line is
+    an error naming file and line."""
+    path = Path(path)
+    header: RunHeader | None = None
+    results: list[Any] = []
+    for number, item in lean_lines(path):
+        if number == 1:
+            header = item   # type: ignore[assignment]
+        else:
+            results.append(item)
+    if header is None:
+        raise RecordsError(f"{path}: empty records file (no header line)")
+    return RunRecords(header=header, results=results)
