@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -97,9 +97,8 @@ def data_files(path: str | Path, fmt: str | None = None) -> list[Path]:
     return found
 
 
-def load_file(path: str | Path, fmt: str | None = None) -> tuple[list[Example], list[RowError], str]:
-    """Load one file: (examples, row errors, format name). Never raises on a bad row."""
-    path = Path(path)
+def _checked_format(path: Path, fmt: str | None) -> str:
+    """The format a readable data file is read in (``fmt``, else detected); a clear error otherwise."""
     if not path.exists():
         raise _file_error(path, "no such file or directory")
     if path.is_dir():
@@ -109,47 +108,115 @@ def load_file(path: str | Path, fmt: str | None = None) -> tuple[list[Example], 
     name = fmt or detect_format(path)
     if name not in ADAPTERS:
         raise _file_error(path, f"unknown format {name!r}; known: {', '.join(ADAPTERS)}", "--format")
-    examples: list[Example] = []
-    errors: list[RowError] = []
+    return name
+
+
+def _file_items(path: Path, name: str) -> Iterator[Example | RowError]:
+    """The examples and row errors of one file in format ``name``, as its adapter reads them."""
     try:
-        for item in ADAPTERS[name].load(path):
-            (errors if isinstance(item, RowError) else examples).append(item)
+        yield from ADAPTERS[name].load(path)
     except OSError as err:
         raise _file_error(path, f"not readable ({err.strerror or err})") from None
+
+
+def load_file(path: str | Path, fmt: str | None = None) -> tuple[list[Example], list[RowError], str]:
+    """Load one file: (examples, row errors, format name). Never raises on a bad row."""
+    path = Path(path)
+    name = _checked_format(path, fmt)
+    examples: list[Example] = []
+    errors: list[RowError] = []
+    for item in _file_items(path, name):
+        (errors if isinstance(item, RowError) else examples).append(item)
     return examples, errors, name
+
+
+@dataclass
+class DataFiles:
+    """A run's data files, checked in one pass and read again, example by example, whenever iterated.
+
+    Nothing but the rows' errors and the ids of the examples (to find repeats) is kept from the checking pass, so
+    the examples of a large data set are never all in memory; each iteration yields the valid examples in the
+    order :func:`load_examples` lists them (rows with errors and repeated ids left out).
+    """
+
+    sources: list[tuple[Path, str]]
+    """Each file and the format it is read in."""
+    files: list[str]
+    """The files as recorded (portable paths)."""
+    formats: list[str]
+    """Their formats."""
+    errors: list[RowError] = field(default_factory=list)
+    """The invalid rows (kept with --skip-invalid, else the scan raised)."""
+    n: int = 0
+    """Valid examples."""
+    repeated: frozenset[tuple[int, int]] = frozenset()
+    """(file index, example index in that file) of the examples left out for an id seen before."""
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __iter__(self) -> Iterator[Example]:
+        for index, (path, name) in enumerate(self.sources):
+            position = 0
+            for item in _file_items(path, name):
+                if isinstance(item, RowError):
+                    continue
+                if (index, position) not in self.repeated:
+                    yield item
+                position += 1
+
+
+def scan_examples(paths: Iterable[str | Path], fmt: str | None = None, skip_invalid: bool = False,
+                  visit: Callable[[Example], None] | None = None) -> DataFiles:
+    """Read and validate every file once, before any work (``visit`` sees each valid example, in order);
+    duplicate ids across files are errors too. Raises :class:`DataError` as :func:`load_examples` does."""
+    errors: list[RowError] = []
+    sources: list[tuple[Path, str]] = []
+    files: list[str] = []
+    seen: dict[str, int] = {}
+    repeated: set[tuple[int, int]] = set()
+    n = 0
+    for path in (file for given in paths for file in data_files(given, fmt)):
+        name = _checked_format(path, fmt)
+        index = len(sources)
+        sources.append((path, name))
+        files.append(portable_path(path))
+        position = 0
+        repeats: list[RowError] = []   # listed after the file's own row errors, as the file's examples are
+        for item in _file_items(path, name):
+            if isinstance(item, RowError):
+                errors.append(item)
+                continue
+            position += 1
+            if item.id in seen:
+                # the line of a row whose id repeats one of its own file is named by its adapter (native);
+                # here an example is known by its position in the file
+                repeats.append(RowError(file=str(path), line=0, field="id",
+                                        message=f"duplicate id {item.id!r} in example {position} of the file "
+                                                f"(first in {sources[seen[item.id]][0]})"))
+                repeated.add((index, position - 1))
+                continue
+            seen[item.id] = index
+            n += 1
+            if visit is not None:
+                visit(item)
+        errors.extend(repeats)
+    if errors and not skip_invalid:
+        raise DataError(errors)
+    if not n:
+        what = (f"no valid rows to judge ({len(errors)} skipped; the first: {errors[0]})" if errors
+                else "no examples (an empty file, or only a header)")
+        raise DataError([RowError(file=", ".join(str(p) for p, _ in sources), line=0, field="<file>",
+                                  message=what)])
+    return DataFiles(sources=sources, files=files, formats=[name for _, name in sources], errors=errors, n=n,
+                     repeated=frozenset(repeated))
 
 
 def load_examples(paths: Iterable[str | Path], fmt: str | None = None, skip_invalid: bool = False) -> LoadedData:
     """Load and validate every file before any work; duplicate ids across files are errors too."""
     examples: list[Example] = []
-    errors: list[RowError] = []
-    files: list[str] = []
-    formats: list[str] = []
-    seen: dict[str, str] = {}
-    read: list[str] = []
-    for path in (file for given in paths for file in data_files(given, fmt)):
-        file_examples, file_errors, name = load_file(path, fmt)
-        read.append(str(path))
-        files.append(portable_path(path))
-        formats.append(name)
-        errors.extend(file_errors)
-        for index, example in enumerate(file_examples, start=1):
-            if example.id in seen:
-                # the line of a row whose id repeats one of its own file is named by its adapter (native);
-                # here an example is known by its position in the file
-                errors.append(RowError(file=str(path), line=0, field="id",
-                                       message=f"duplicate id {example.id!r} in example {index} of the file "
-                                               f"(first in {seen[example.id]})"))
-                continue
-            seen[example.id] = str(path)
-            examples.append(example)
-    if errors and not skip_invalid:
-        raise DataError(errors)
-    if not examples:
-        what = (f"no valid rows to judge ({len(errors)} skipped; the first: {errors[0]})" if errors
-                else "no examples (an empty file, or only a header)")
-        raise DataError([RowError(file=", ".join(read), line=0, field="<file>", message=what)])
-    return LoadedData(examples=examples, files=files, formats=formats, errors=errors)
+    scanned = scan_examples(paths, fmt, skip_invalid, examples.append)
+    return LoadedData(examples=examples, files=scanned.files, formats=scanned.formats, errors=scanned.errors)
 
 
 def dataset_hash(examples: Sequence[Example]) -> str:

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from groundjudge.consoles import console
 from groundjudge.judges.stack_fit import save_fit
 from groundjudge.metrics import fit_threshold
-from groundjudge.runs.records import RecordWriter, read_records
+from groundjudge.runs.lean_records import read_lean_records
+from groundjudge.runs.records import RecordWriter, done_pairs, read_records
 from groundjudge.runs.runner import JudgeTask, run_judges
+from groundjudge.runs.selection import Filtered
 from groundjudge.types import Calibration, Example, RunHeader
 
 
@@ -28,7 +30,7 @@ def needs_calibration(task: JudgeTask, user_settings: dict[str, str]) -> bool:
         and getattr(task.judge, "uses_threshold", True) and "threshold" not in user_settings
 
 
-def calibrate(tasks: Sequence[JudgeTask], dev: Sequence[Example], source: str, header: RunHeader,
+def calibrate(tasks: Sequence[JudgeTask], dev: Iterable[Example], source: str, header: RunHeader,
               records_path: Path, judge_all: Callable[..., int] = run_judges) -> dict[str, Calibration]:
     """Judge the dev examples (recorded in ``records_path``) and fit each judge's threshold.
 
@@ -36,21 +38,22 @@ def calibrate(tasks: Sequence[JudgeTask], dev: Sequence[Example], source: str, h
     bar, provider batches and local chunk size bound (called as ``judge_all(tasks, examples, writer, done=...)``).
     The dev records are resumable like any run. Returns the calibration per judge spec.
     """
-    labelled = [ex for ex in dev if ex.label is not None]
-    if not labelled:
+    labelled = Filtered(dev, lambda example: example.label is not None)   # streamed, as the run's examples
+    if not len(labelled):
         raise ValueError(f"calibration data {source!r} has no labelled examples")
     done: set[tuple[str, str]] = set()
     if records_path.exists():
-        done = read_records(records_path).done()
+        done = done_pairs(records_path)
     with RecordWriter(records_path) as writer:
         if not done and records_path.stat().st_size == 0:
             writer.write(header)
         judge_all(tasks, labelled, writer, done=done)
-    records = read_records(records_path)
+    records = read_lean_records(records_path)   # scores and gold are all a threshold is fitted on
     calibrations = {}
     for task in tasks:
         results = [r for r in records.results if r.judge == task.spec]
         if hasattr(task.judge, "fit_calibration"):   # a stacked judge: its model and threshold, saved for weights=
+            results = [r for r in read_records(records_path).results if r.judge == task.spec]
             calibrations[task.spec] = task.judge.fit_calibration(results, source)
             saved = save_fit(calibrations[task.spec], records_path.parent / fit_file_name(task.spec))
             console.print(f"stack fit of {task.spec!r} saved: {saved} (reuse it with weights=FILE)", markup=False,

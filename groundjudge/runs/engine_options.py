@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field, ValidationInfo, field_validator, model_va
 
 from groundjudge.errors import UsageError
 from groundjudge.runs.chunk_option import DEFAULT_LOCAL_CHUNK, LOCAL_CHUNK_FLAG, check_local_chunk
+from groundjudge.runs.memory_budget import LOCAL_MEMORY_FLAG, LocalChunks, parse_memory
 from groundjudge.runs.ray_cluster import RAY_MISSING
 
 Engine = Literal["local", "ray"]
@@ -65,10 +66,22 @@ class EngineOptions(BaseModel):
         "minicheck, spans), grouped by document; 1: one answer at a time. Latency is each answer's share of its "
         "chunk. Not --batch, which sends LLM calls to provider batch APIs."))
 
+    local_memory: str | None = Field(default=None, description=(
+        "Memory a chunk's activations may take in a local judge's model (512MB, 2GB, ...): the chunk size is "
+        "capped by an estimate per answer (pairs x tokens x hidden size x layers x 4 bytes), re-computed as "
+        "answers come; a budget that cannot hold one answer is refused before anything is judged."))
+
     @field_validator("local_chunk", mode="before")
     @classmethod
     def _chunk_is_usable(cls, value: Any) -> int:
         return check_local_chunk(value)
+
+    @field_validator("local_memory", mode="before")
+    @classmethod
+    def _memory_is_usable(cls, value: Any) -> str | None:
+        parse_memory(value)   # a UsageError (one line) when it is no size
+        return None if value is None else str(value)
+
 
     @field_validator("ray_batch", "ray_actors", "ray_num_cpus", "ray_num_gpus", mode="before")
     @classmethod
@@ -97,6 +110,8 @@ class EngineSection(BaseModel):
     ray_batch: int | None = Field(default=None, ge=1, description="Examples per actor task.")
     local_chunk: int | None = Field(default=None, ge=1, description=(
         "Answers handed at once to a local judge that scores in batches (default 32; 1: one at a time)."))
+    local_memory: str | None = Field(default=None, description=(
+        "Memory a chunk's activations may take in a local judge's model (512MB, 2GB): caps the chunk size."))
 
 
 def add_engine_options(parser: argparse.ArgumentParser) -> None:
@@ -115,6 +130,18 @@ def add_engine_options(parser: argparse.ArgumentParser) -> None:
                         help=f"answers handed at once to a local judge that scores in batches (nli, crossencoder, "
                              f"cosine, views, hhem, minicheck, spans), grouped by document; latency is each "
                              f"answer's share of its chunk (default {DEFAULT_LOCAL_CHUNK}; 1: one at a time)")
+    parser.add_argument(LOCAL_MEMORY_FLAG, metavar="SIZE",
+                        help="memory a chunk's activations may take in a local judge's model (e.g. 512MB, 2GB): "
+                             "caps the chunk size by an estimate per answer (pairs x tokens x hidden size x layers x "
+                             "4 bytes); refused before anything is judged when it cannot hold one answer")
+
+
+def local_chunks_of(options: Any) -> int | LocalChunks:
+    """How a run sizes local judges' chunks: its ``local_chunk`` (a number), or with ``local_memory`` set a
+    :class:`~groundjudge.runs.memory_budget.LocalChunks` that caps it by the budget."""
+    size = getattr(options, "local_chunk", DEFAULT_LOCAL_CHUNK)
+    memory = parse_memory(getattr(options, "local_memory", None))
+    return size if memory is None else LocalChunks(size=size, memory=memory)
 
 
 def runner_for(options: Any):
@@ -125,7 +152,7 @@ def runner_for(options: Any):
 
         from groundjudge.runs.runner import run_judges
 
-        return partial(run_judges, local_chunk=getattr(options, "local_chunk", DEFAULT_LOCAL_CHUNK))
+        return partial(run_judges, local_chunk=local_chunks_of(options))
     from groundjudge.runs.ray_engine import ray_runner
 
     return ray_runner(options)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import random
 import shlex
 import sys
 from collections.abc import Sequence
@@ -23,7 +22,7 @@ from pydantic import Field
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 from groundjudge.consoles import console, stdout_console  # noqa: E402
 from groundjudge.errors import UsageError  # noqa: E402
-from groundjudge.formats.load import LoadedData, assign_missing_splits, dataset_hash, load_examples  # noqa: E402
+from groundjudge.formats.load import DataFiles, dataset_hash  # noqa: E402
 from groundjudge.judges.composite import judge_parts  # noqa: E402
 from groundjudge.judges import uses_llm  # noqa: E402
 from groundjudge.judges.config import JudgeConfig, recorded_settings  # noqa: E402
@@ -46,13 +45,15 @@ from groundjudge.runs.provenance import git_commit, package_versions
 from groundjudge.runs.records import (  # noqa: E402
     RecordsError,
     RecordWriter,
+    done_pairs,
     new_run_id,
-    read_records,
+    read_header,
     repair_torn_tail,
 )
-from groundjudge.runs.runner import JudgeTask, run_judges  # noqa: E402
-from groundjudge.runs.engine_options import EngineOptions, runner_for  # noqa: E402
-from groundjudge.runs.summary import summarize  # noqa: E402
+from groundjudge.runs.runner import JudgeTask, refuse_small_budget, run_judges  # noqa: E402
+from groundjudge.runs.selection import Joined, SelectedExamples, choose_examples  # noqa: E402
+from groundjudge.runs.engine_options import EngineOptions, local_chunks_of, runner_for  # noqa: E402
+from groundjudge.runs.summary import summarize_file  # noqa: E402
 from groundjudge.types import Calibration, DatasetInfo, Example, JudgeSpec, PromptTemplate, RunHeader  # noqa: E402
 
 
@@ -120,43 +121,20 @@ class RunPlan:
     """The judges, as built."""
     specs: list[JudgeSpec]
     """Their header entries (settings and templates as recorded)."""
-    evaluated: list[Example]
-    """The examples judged into records.jsonl."""
-    dev: list[Example]
+    evaluated: SelectedExamples
+    """The examples judged into records.jsonl (read from the files as they are judged)."""
+    dev: SelectedExamples
     """The examples thresholds are fitted on (empty when no judge is calibrated)."""
     to_calibrate: list[JudgeTask]
     """The judges whose thresholds are fitted on ``dev``."""
-    loaded: LoadedData
-    """The data as loaded (files, formats, skipped rows)."""
+    loaded: DataFiles
+    """The data as checked (files, formats, skipped rows, valid examples)."""
     dataset: DatasetInfo
     """The header's record of the evaluated data."""
     split_name: str
     """The name of the evaluated part (``test``, ``all but dev``, ...)."""
     cal_source: str | None
     """Where the dev examples come from, for the calibration record."""
-
-
-def _choose_examples(args: RunOptions, examples: list[Example], calibrating: bool
-                     ) -> tuple[list[Example], list[Example], str, str | None]:
-    """(eval examples, dev examples, eval split name, calibration source)."""
-    if args.calibrate_on:
-        dev = load_examples(args.calibrate_on, None, args.skip_invalid).examples   # each file's format detected
-        evaluated = [ex for ex in examples if args.split is None or ex.split == args.split]
-        return evaluated, dev, args.split or "all", ",".join(args.calibrate_on)
-    if (calibrating or args.split) and all(ex.split is None for ex in examples) and args.dev_fraction > 0:
-        examples = assign_missing_splits(examples, args.dev_fraction)
-        source = f"split:dev (group-hash {args.dev_fraction:.0%} of the data)"
-    else:
-        source = "split:dev"
-    dev = [ex for ex in examples if ex.split == "dev"] if calibrating else []
-    if args.split:
-        evaluated = [ex for ex in examples if ex.split == args.split]
-    elif dev:
-        evaluated = [ex for ex in examples if ex.split != "dev"]
-    else:
-        evaluated = list(examples)
-    name = args.split or ("all but dev" if dev else "all")
-    return evaluated, dev, name, (source if dev else None)
 
 
 def dry_run(args: RunOptions, tasks: list[JudgeTask], evaluated: list[Example], dev: list[Example],
@@ -205,32 +183,24 @@ def execute(args: RunOptions) -> int:
     if len({c.name for c in args.judges}) != len(args.judges):
         raise UsageError("two judges have the same name")
 
-    loaded = load_examples(args.data, args.format, args.skip_invalid)
-    if args.labels:
-        from groundjudge.labels.gold import load_gold, relabel_examples
-
-        gold = load_gold(args.labels, {ex.id for ex in loaded.examples})
-        loaded.examples = relabel_examples(loaded.examples, gold)
+    refuse_small_budget(tasks, local_chunks_of(args))   # before the data is read and the run folder is made
+    to_calibrate = [t for t in tasks if needs_calibration(t, user_settings[t.spec])]
+    chosen = choose_examples(args, bool(to_calibrate))   # checked in one pass; the examples are read when judged
+    loaded, evaluated, dev, split_name = chosen.data, chosen.evaluated, chosen.dev, chosen.split_name
     if loaded.errors:
         console.print(f"skipped {len(loaded.errors)} invalid row(s); first: {loaded.errors[0]}", markup=False,
                       style="yellow", soft_wrap=True)
-    to_calibrate = [t for t in tasks if needs_calibration(t, user_settings[t.spec])]
-    evaluated, dev, split_name, cal_source = _choose_examples(args, loaded.examples, bool(to_calibrate))
-    if args.sample and args.sample < len(evaluated):
-        evaluated = sorted(random.Random(args.seed).sample(evaluated, args.sample), key=evaluated.index)
-    if args.calibrate_sample and args.calibrate_sample < len(dev):
-        dev = sorted(random.Random(args.seed).sample(dev, args.calibrate_sample), key=dev.index)
-    if not evaluated:
+    if not len(evaluated):
         raise UsageError(f"no examples to evaluate (split {split_name!r})")
-    refuse_leakage({t.spec: t.judge for t in tasks}, [*evaluated, *dev])   # no judge is shown what it judges
+    refuse_leakage({t.spec: t.judge for t in tasks}, Joined(evaluated, dev))   # no judge is shown what it judges
     if args.dry_run:
-        return dry_run(args, tasks, evaluated, dev if to_calibrate else [], service or make_service(args))
+        return dry_run(args, tasks, list(evaluated), list(dev) if to_calibrate else [], service or make_service(args))
     dataset = DatasetInfo(files=tuple(loaded.files), formats=tuple(loaded.formats), n=len(evaluated),
-                          hash=dataset_hash(evaluated), n_loaded=len(loaded.examples),
+                          hash=dataset_hash(evaluated), n_loaded=len(loaded),
                           skipped_rows=len(loaded.errors))
 
     plan = RunPlan(tasks=tasks, specs=specs, evaluated=evaluated, dev=dev, to_calibrate=to_calibrate, loaded=loaded,
-                   dataset=dataset, split_name=split_name, cal_source=cal_source)
+                   dataset=dataset, split_name=split_name, cal_source=chosen.cal_source)
     command = resume_command(args)
     driver = batch_driver(args, out, service) if batching else None
     try:
@@ -290,7 +260,7 @@ def _interrupted_calibration(cal_path: Path, dev_header: RunHeader) -> RunHeader
         return None
     repair_torn_tail(cal_path)
     try:
-        header = read_records(cal_path).header
+        header = read_header(cal_path)
     except RecordsError:
         return None
     same = header.dataset.hash == dev_header.dataset.hash and \
@@ -309,15 +279,14 @@ def _judge_into(args: RunOptions, plan: RunPlan, service, driver=None) -> int:
         if not args.resume:
             raise UsageError(f"{records_path} exists: pass --resume to continue that run, or another --out")
         removed = repair_torn_tail(records_path)
-        previous = read_records(records_path)
-        if previous.header.dataset.hash != dataset.hash:
-            raise UsageError(f"{records_path} was made from other data (hash {previous.header.dataset.hash[:12]} "
+        header = read_header(records_path)
+        if header.dataset.hash != dataset.hash:
+            raise UsageError(f"{records_path} was made from other data (hash {header.dataset.hash[:12]} "
                              f"!= {dataset.hash[:12]}); use another --out")
-        if [s.spec for s in previous.header.judges] != [s.spec for s in specs]:
-            raise UsageError(f"{records_path} was made with judges {[s.spec for s in previous.header.judges]}; "
+        if [s.spec for s in header.judges] != [s.spec for s in specs]:
+            raise UsageError(f"{records_path} was made with judges {[s.spec for s in header.judges]}; "
                              "resume with the same --judge list or use another --out")
-        header = previous.header
-        done = previous.done()
+        done = done_pairs(records_path)   # the keys alone: a long run's records are not all held
         frozen = {s.spec: s.calibration for s in header.judges if s.calibration}
         tasks = [with_threshold(t, frozen[t.spec]) if t.spec in frozen else t for t in tasks]
         console.print(f"resuming {header.run_id}: {len(done)} result(s) kept"
@@ -345,7 +314,7 @@ def _judge_into(args: RunOptions, plan: RunPlan, service, driver=None) -> int:
                           + (" (resumed)" if kept is not None else ""))
             calibrations = calibrate(to_calibrate, dev, plan.cal_source, dev_header, cal_path,
                                      partial(run_judges, concurrency=args.concurrency, show_progress=not args.quiet,
-                                             batches=driver, local_chunk=args.local_chunk))
+                                             batches=driver, local_chunk=local_chunks_of(args)))
         elif to_calibrate:
             unfitted = [t.spec for t in to_calibrate if getattr(t.judge, "needs_fit", False)]
             if unfitted:
@@ -368,6 +337,6 @@ def _judge_into(args: RunOptions, plan: RunPlan, service, driver=None) -> int:
     with RecordWriter(records_path) as writer:
         runner_for(args)(tasks, plan.evaluated, writer, done=done, concurrency=args.concurrency,
                          show_progress=not args.quiet, batches=driver)
-    summary = summarize(read_records(records_path))
+    summary = summarize_file(records_path)
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     return 0

@@ -15,11 +15,12 @@ loaded) stop the run, as on the per-answer path.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from itertools import islice
 from typing import Any
 
 from groundjudge.judges.scoring import Scored, decide
-from groundjudge.runs.chunk_option import check_local_chunk
+from groundjudge.runs.memory_budget import LocalChunks, as_local_chunks
 from groundjudge.runs.task import FATAL_ERRORS, JudgeTask, error_verdict
 from groundjudge.types import Example, JudgeResult, ResultRecord
 
@@ -57,11 +58,36 @@ def by_document(examples: Sequence[Example]) -> list[Example]:
     return [example for group in groups.values() for example in group]
 
 
-def chunks(examples: Sequence[Example], size: int) -> Iterator[list[Example]]:
-    """The examples grouped by document (:func:`by_document`) and cut into chunks of at most ``size``."""
-    ordered = by_document(examples)
-    for start in range(0, len(ordered), size):
-        yield ordered[start:start + size]
+GROUPING_WINDOW = 64
+"""Chunks' worth of answers read ahead and grouped by document at once: a run's answers are streamed, so the
+answers of one document are chunked together when they lie within this many chunks of each other (in data sets
+with answers of a document next to each other, always)."""
+
+
+def chunks(examples: Iterable[Example], size: int | Callable[[], int]) -> Iterator[list[Example]]:
+    """The examples grouped by document (:func:`by_document`) and cut into chunks of at most ``size`` (or of
+    ``size()``, asked before each chunk is cut: a memory budget may lower it as answers come), read
+    ``GROUPING_WINDOW`` chunks at a time (only that many answers in memory); every chunk but the last is full."""
+    size_now = size if callable(size) else (lambda: size)
+    source = iter(examples)
+    pending: list[Example] = []
+    while True:
+        wanted = size_now() * GROUPING_WINDOW
+        window = pending + list(islice(source, max(0, wanted - len(pending))))
+        if not window:
+            return
+        ordered = by_document(window)
+        spent = len(ordered) < wanted   # the source is spent: what is left is cut to the end
+        start = 0
+        while start < len(ordered):
+            step = size_now()
+            if not spent and len(ordered) - start < step:
+                break   # a part chunk waits for the next window
+            yield ordered[start:start + step]
+            start += step
+        pending = ordered[start:]
+        if spent:
+            return
 
 
 def _scored_results(judge: Any, chunk: Sequence[Example], scored: Sequence[Scored], started_at: float,
@@ -111,13 +137,17 @@ def judge_chunk(judge: Any, scorer: BatchScorer, chunk: Sequence[Example]) -> li
         return [_one_alone(judge, scorer, example) for example in chunk]
 
 
-def judged_chunks(task: JudgeTask, examples: Sequence[Example], size: int) -> Iterator[list[ResultRecord]]:
-    """The records of ``examples`` judged by ``task``'s judge in chunks of ``size``, one list per chunk (for the
+def judged_chunks(task: JudgeTask, examples: Iterable[Example], size: int | LocalChunks
+                  ) -> Iterator[list[ResultRecord]]:
+    """The records of ``examples`` judged by ``task``'s judge in chunks of ``size`` (a number, or the run's
+    :class:`~groundjudge.runs.memory_budget.LocalChunks` with its memory budget), one list per chunk (for the
     caller to write and sync before the next chunk is scored)."""
     scorer = batch_scorer(task.judge)
     if scorer is None:
         raise ValueError(f"judge {task.spec!r} has no batch path")
-    for chunk in chunks(examples, check_local_chunk(size)):
+    sizer = as_local_chunks(size).sizer(task.judge, task.spec)
+    for chunk in chunks(examples, sizer.size):
         results = judge_chunk(task.judge, scorer, chunk)
+        sizer.observe(result.timings for result in results)
         yield [ResultRecord(judge=task.spec, example=example, result=result)
                for example, result in zip(chunk, results)]

@@ -7,13 +7,14 @@ The unit of work -- :class:`JudgeTask`, :func:`judge_one`, :func:`progress_bar` 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 
 from rich.markup import escape
 
-from groundjudge.runs.chunk_option import DEFAULT_LOCAL_CHUNK, check_local_chunk
+from groundjudge.runs.chunk_option import DEFAULT_LOCAL_CHUNK
 from groundjudge.runs.interrupts import interrupts_deferred
 from groundjudge.runs.local_chunks import batch_scorer, judged_chunks
+from groundjudge.runs.memory_budget import LocalChunks, as_local_chunks, check_budget
 from groundjudge.runs.records import RecordWriter
 from groundjudge.runs.task import JudgeTask, judge_one, progress_bar
 from groundjudge.types import Example, ResultRecord
@@ -27,27 +28,23 @@ def _quiet_after_interrupt(loop: asyncio.AbstractEventLoop, context: dict) -> No
     loop.default_exception_handler(context)
 
 
-async def _judge_all(task: JudgeTask, examples: Sequence[Example], concurrency: int,
-                     on_result: Callable[[ResultRecord], None]) -> None:
+async def _judge_all(task: JudgeTask, examples: Iterable[Example], concurrency: int,
+                     on_result: Callable[[ResultRecord], None], count: int) -> None:
+    """Judge ``examples`` (``count`` of them, taken in order as workers free up: none is held before its turn)
+    with up to the judge's concurrency in flight."""
     asyncio.get_running_loop().set_exception_handler(_quiet_after_interrupt)
-    queue: asyncio.Queue[Example] = asyncio.Queue()
-    for example in examples:
-        queue.put_nowait(example)
+    source = iter(examples)
 
     async def worker() -> None:
-        while True:
-            try:
-                example = queue.get_nowait()
-            except asyncio.QueueEmpty:
-                return
+        for example in source:   # each worker takes the next example when it is free
             result = await judge_one(task.judge, example)
             on_result(ResultRecord(judge=task.spec, example=example, result=result))
 
     limit = task.judge.max_concurrency or concurrency
-    await asyncio.gather(*(worker() for _ in range(max(1, min(limit, len(examples))))))
+    await asyncio.gather(*(worker() for _ in range(max(1, min(limit, count)))))
 
 
-def _write_chunks(task: JudgeTask, examples: Sequence[Example], local_chunk: int, writer: RecordWriter,
+def _write_chunks(task: JudgeTask, examples: Iterable[Example], local_chunk: LocalChunks, writer: RecordWriter,
                   on_result: Callable[[ResultRecord], None]) -> None:
     """Judge ``examples`` in chunks (:mod:`groundjudge.runs.local_chunks`): each chunk's records are written whole
     (an interrupt waits for the last of them) and synced to disk before the next chunk is scored."""
@@ -58,18 +55,35 @@ def _write_chunks(task: JudgeTask, examples: Sequence[Example], local_chunk: int
             writer.sync()
 
 
-def run_judges(tasks: Sequence[JudgeTask], examples: Sequence[Example], writer: RecordWriter,
+def _done_of(spec: str, examples: Iterable[Example], done: Collection[tuple[str, str]]) -> int:
+    """How many of ``examples`` ``spec`` has judged already (no pass over them when it has judged none)."""
+    if not any(key[0] == spec for key in done):
+        return 0
+    return sum((spec, example.id) in done for example in examples)
+
+
+def refuse_small_budget(tasks: Sequence[JudgeTask], local_chunk: int | LocalChunks) -> LocalChunks:
+    """``local_chunk`` as :class:`~groundjudge.runs.memory_budget.LocalChunks`, once its memory budget is known to
+    hold one answer of every judge given chunks (else the one-line refusal, a UsageError)."""
+    chunking = as_local_chunks(local_chunk)
+    check_budget(tasks, chunking, lambda judge: batch_scorer(judge) is not None)
+    return chunking
+
+
+def run_judges(tasks: Sequence[JudgeTask], examples: Collection[Example], writer: RecordWriter,
                done: set[tuple[str, str]] = frozenset(), concurrency: int = 8,
-               show_progress: bool = True, batches=None, local_chunk: int = DEFAULT_LOCAL_CHUNK) -> int:
+               show_progress: bool = True, batches=None, local_chunk: int | LocalChunks = DEFAULT_LOCAL_CHUNK) -> int:
     """Judge every example with every judge, skipping pairs already done; returns results written.
 
     Judges run one after another (so local judges' latencies are not distorted by
     each other); within a judge, examples run concurrently up to its limit, except that a local judge with a
-    batch path is given them in chunks of ``local_chunk`` answers (:mod:`groundjudge.runs.local_chunks`). With
+    batch path is given them in chunks of ``local_chunk`` answers (:mod:`groundjudge.runs.local_chunks`; a
+    :class:`~groundjudge.runs.memory_budget.LocalChunks` adds a memory budget, checked for every such judge before
+    anything is judged). The examples are taken in order as they are judged, never listed whole. With
     ``batches`` (a :class:`~groundjudge.llm.batch.driver.BatchDriver`) the run goes in provider-batch rounds
     (:mod:`groundjudge.runs.batch_rounds`).
     """
-    check_local_chunk(local_chunk)
+    chunking = refuse_small_budget(tasks, local_chunk)
     if batches is not None:
         from groundjudge.runs.batch_rounds import run_rounds   # the batch machinery loads for a batch run only
 
@@ -77,9 +91,10 @@ def run_judges(tasks: Sequence[JudgeTask], examples: Sequence[Example], writer: 
     written = 0
     with progress_bar(disable=not show_progress) as progress:
         for task in tasks:
-            todo = [ex for ex in examples if (task.spec, ex.id) not in done]
+            completed = _done_of(task.spec, examples, done)
+            todo = (ex for ex in examples if (task.spec, ex.id) not in done)   # streamed, never all in memory
             bar = progress.add_task(escape(task.spec), total=len(examples),   # a spec's [..] is no markup
-                                    completed=len(examples) - len(todo))
+                                    completed=completed)
 
             def on_result(record: ResultRecord, bar=bar) -> None:
                 nonlocal written
@@ -87,8 +102,10 @@ def run_judges(tasks: Sequence[JudgeTask], examples: Sequence[Example], writer: 
                 written += 1
                 progress.advance(bar)
 
-            if todo and batch_scorer(task.judge) is not None:
-                _write_chunks(task, todo, local_chunk, writer, on_result)
-            elif todo:
-                asyncio.run(_judge_all(task, todo, concurrency, on_result))
+            if completed == len(examples):
+                continue
+            if batch_scorer(task.judge) is not None:
+                _write_chunks(task, todo, chunking, writer, on_result)
+            else:
+                asyncio.run(_judge_all(task, todo, concurrency, on_result, len(examples) - completed))
     return written

@@ -1,0 +1,99 @@
+"""A run's memory does not grow with its answers' documents: examples are read from the file as they are judged and
+the summary is computed from lean copies of the records (issue 42 item 5); a memory budget that cannot hold one
+answer is refused in one line before anything is judged (item 1)."""
+
+from __future__ import annotations
+
+import gc
+import json
+import random
+import tracemalloc
+from pathlib import Path
+
+import pytest
+
+from groundjudge.errors import UsageError
+from groundjudge.judges.config import JudgeConfig
+from groundjudge.runs.execute import RunOptions, execute
+from groundjudge.runs.lean_records import read_lean_records
+from groundjudge.runs.records import read_records
+from groundjudge.runs.summary import summarize, summarize_file
+
+DOCUMENT_WORDS = 600
+"""Words per document: about 4 KB, more than a run may keep per answer."""
+
+
+def write_answers(path: Path, answers: int) -> Path:
+    """``answers`` native rows, each with a document of its own (random words), half of them grounded."""
+    words = [f"w{i}" for i in range(500)]
+    with open(path, "w", encoding="utf-8") as handle:
+        for index in range(answers):
+            rng = random.Random(index)
+            document = " ".join(rng.choice(words) for _ in range(DOCUMENT_WORDS)) + "."
+            answer = document[:40] if index % 2 == 0 else "nothing of the kind"
+            handle.write(json.dumps({"id": f"a{index}", "context": document, "answer": answer,
+                                     "label": "grounded" if index % 2 == 0 else "ungrounded"}) + "\n")
+    return path
+
+
+def peak_bytes(tmp_path: Path, answers: int) -> int:
+    """The Python heap's peak (tracemalloc) over a whole run of the span judge on ``answers`` answers."""
+    data = write_answers(tmp_path / f"data-{answers}.jsonl", answers)
+    options = RunOptions(data=[str(data)], judges=[JudgeConfig.from_spec("span")], out=str(tmp_path / f"run-{answers}"), quiet=True,
+                         dev_fraction=0)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        assert execute(options) == 0
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.slow
+def test_a_run_holds_far_less_than_a_document_per_answer(tmp_path, monkeypatch):
+    from groundjudge import metrics
+
+    # the bootstraps draw their resamples in blocks of a fixed size, here full at both sizes: what differs between
+    # the two runs is then what grows with the answers
+    monkeypatch.setattr(metrics, "BOOT_BLOCK", 20_000)
+    monkeypatch.setattr(metrics, "AUC_BLOCK", 20_000)
+    peak_bytes(tmp_path, 20)   # imports and first-use caches, before anything is measured
+    small, large = peak_bytes(tmp_path, 600), peak_bytes(tmp_path, 3000)
+    per_answer = (large - small) / 2400
+    document = DOCUMENT_WORDS * 5
+    # the examples held in a list and the records read back whole took two documents per answer and more (one in
+    # the example, one in its record); what grows now is the summary's lean copy of each record
+    assert per_answer < document / 2, (small, large, per_answer)
+
+
+def test_the_summary_of_lean_records_is_the_summary_of_the_records(tmp_path):
+    data = write_answers(tmp_path / "data.jsonl", 40)
+    out = tmp_path / "run"
+    assert execute(RunOptions(data=[str(data)], judges=[JudgeConfig.from_spec("span"), JudgeConfig.from_spec("quip")], out=str(out), quiet=True,
+                              dev_fraction=0)) == 0
+    records = out / "records.jsonl"
+    assert summarize_file(records) == summarize(read_records(records))
+    lean = read_lean_records(records)
+    assert [(r.judge, r.example.id, r.result.verdict.label) for r in lean.results] == \
+        [(r.judge, r.example.id, r.result.verdict.label) for r in read_records(records).results]
+
+
+def test_a_memory_budget_that_cannot_hold_one_answer_is_one_line_before_anything_is_judged(tmp_path):
+    data = write_answers(tmp_path / "data.jsonl", 4)
+    out = tmp_path / "run"
+    options = RunOptions(data=[str(data)], judges=[JudgeConfig.from_spec("cosine:threshold=0.5")], out=str(out), quiet=True,
+                         dev_fraction=0, local_memory="1KB")
+    with pytest.raises(UsageError) as refused:
+        execute(options)
+    message = str(refused.value)
+    assert "\n" not in message and "--local-memory" in message and "cannot hold one answer" in message
+    assert "512MB" in message   # the allowed values
+    assert not out.exists()   # nothing judged, no run folder
+
+
+@pytest.mark.parametrize("value", ["0", "-3MB", "lots", "2XB"])
+def test_a_memory_budget_that_is_no_size_is_one_line_naming_the_setting(value):
+    with pytest.raises(UsageError) as refused:
+        RunOptions(data=["x.jsonl"], judges=[JudgeConfig.from_spec("quip")], local_memory=value)
+    assert "--local-memory" in str(refused.value) and "512MB" in str(refused.value)
