@@ -97,3 +97,20 @@ def test_a_memory_budget_that_is_no_size_is_one_line_naming_the_setting(value):
     with pytest.raises(UsageError) as refused:
         RunOptions(data=["x.jsonl"], judges=[JudgeConfig.from_spec("quip")], local_memory=value)
     assert "--local-memory" in str(refused.value) and "512MB" in str(refused.value)
+
+
+def test_the_threshold_sweep_is_the_classification_metrics_at_each_threshold():
+    import numpy as np
+
+    from groundjudge.metrics import classification_metrics
+    from groundjudge.report.plots import sweep_balanced_accuracy
+
+    rng = random.Random(0)
+    for _ in range(100):
+        n = rng.randrange(2, 40)
+        gold = ["grounded", "ungrounded"] + [rng.choice(["grounded", "ungrounded"]) for _ in range(n)]
+        scores = [None if rng.random() < 0.1 else rng.choice([0.0, 0.5, 1.0, rng.random()]) for _ in gold]
+        grid = np.unique(np.concatenate([np.linspace(0, 1, 21), [s for s in scores if s is not None]]))
+        one_by_one = [classification_metrics(gold, ["abstain" if s is None else "grounded" if s >= t else "ungrounded"
+                                                    for s in scores])["balanced_accuracy"] for t in grid]
+        assert sweep_balanced_accuracy(gold, scores, grid).tolist() == one_by_one

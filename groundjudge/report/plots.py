@@ -133,10 +133,22 @@ def _sweep_curve(records: list[ResultRecord], grid: np.ndarray) -> np.ndarray | 
     labelled = [r for r in records if r.example.label is not None]
     if len({r.example.label for r in labelled}) < 2 or len({r.result.verdict.score for r in labelled} - {None}) < 2:
         return None
-    gold = [r.example.label for r in labelled]
-    scores = [r.result.verdict.score for r in labelled]
-    return np.array([classification_metrics(gold, ["abstain" if s is None else "grounded" if s >= t else "ungrounded"
-                                                   for s in scores])["balanced_accuracy"] for t in grid])
+    return sweep_balanced_accuracy([r.example.label for r in labelled], [r.result.verdict.score for r in labelled],
+                                   grid)
+
+
+def sweep_balanced_accuracy(gold: list[str], scores: list[float | None], grid: np.ndarray) -> np.ndarray:
+    """Balanced accuracy at every threshold of ``grid`` (grounded when score >= threshold, an answer without a
+    score abstaining): what :func:`~groundjudge.metrics.classification_metrics` gives at each threshold, from the
+    sorted scores of each class in O((answers + thresholds) log answers), not answers x thresholds."""
+    recalls = []
+    for label, caught in (("ungrounded", "below"), ("grounded", "at_or_above")):
+        mine = np.sort(np.array([s for g, s in zip(gold, scores) if g == label and s is not None], dtype=float))
+        total = sum(g == label for g in gold)
+        below = np.searchsorted(mine, grid, side="left")   # scores < threshold
+        hits = below if caught == "below" else len(mine) - below
+        recalls.append(hits / total if total else np.zeros(len(grid)))
+    return np.stack(recalls, axis=-1).mean(axis=-1)
 
 
 def threshold_sweep(comparison: Comparison, out: Path) -> Path | None:
