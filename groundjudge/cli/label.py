@@ -29,7 +29,8 @@ from groundjudge.labels.queue import (
 )
 from groundjudge.labels.store import LABELS_FILE, latest_labels, read_labels
 from groundjudge.runs.lock import RunLock, RunLockError
-from groundjudge.runs.records import find_records, read_records
+from groundjudge.runs.lean_records import read_lean_records
+from groundjudge.runs.records import find_records
 
 ESTIMATES_FILE = "estimates.json"
 """Where ``estimate`` writes its figures inside the run folder."""
@@ -46,11 +47,13 @@ def _default_labeller() -> str:
 
 
 def _run_records(run: str):
+    """The run's records as the queue and the estimates read them: lean copies (verdicts and ids, no documents:
+    :mod:`groundjudge.runs.lean_records`), so a run of many answers is read in little memory."""
     folder = Path(run)
     path = find_records(folder)
     if not path.exists():
         raise UsageError(f"{folder} is not a run folder (no records.jsonl)")
-    return read_records(path)
+    return read_lean_records(path)
 
 
 def cmd_label(args: argparse.Namespace) -> int:
