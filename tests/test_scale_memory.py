@@ -114,3 +114,55 @@ def test_the_threshold_sweep_is_the_classification_metrics_at_each_threshold():
         one_by_one = [classification_metrics(gold, ["abstain" if s is None else "grounded" if s >= t else "ungrounded"
                                                     for s in scores])["balanced_accuracy"] for t in grid]
         assert sweep_balanced_accuracy(gold, scores, grid).tolist() == one_by_one
+
+
+def test_chunks_are_cut_from_a_stream_in_windows_full_but_the_last_and_grouped_by_document(monkeypatch):
+    from groundjudge.runs import local_chunks
+    from groundjudge.types import Example
+
+    monkeypatch.setattr(local_chunks, "GROUPING_WINDOW", 3)
+    examples = [Example(id=f"e{i}", context=(f"doc {i % 4}",), answer="a") for i in range(50)]
+    taken: list[int] = []
+
+    def stream():
+        for index, example in enumerate(examples):
+            taken.append(index)
+            yield example
+
+    cut = []
+    for chunk in local_chunks.chunks(stream(), 4):
+        cut.append(chunk)
+        assert len(taken) <= 4 * 3 + len(cut) * 4   # never more read ahead than a window past what was cut
+    assert [len(c) for c in cut] == [4] * 12 + [2]
+    assert sorted(e.id for c in cut for e in c) == sorted(e.id for e in examples)
+    first_window = [e for c in cut[:3] for e in c]
+    assert first_window == local_chunks.by_document(examples[:12])   # one window, grouped by document
+    size, lengths = [5], []
+    for chunk in local_chunks.chunks(examples[:20], lambda: size[0]):   # a budget lowers the size as answers come
+        lengths.append(len(chunk))
+        size[0] = 3
+    assert lengths == [5, 3, 3, 3, 3, 3]
+
+
+def test_the_chunk_size_follows_the_budget_and_the_pairs_answers_need(tmp_path):
+    from dataclasses import dataclass
+
+    from groundjudge.runs.memory_budget import LocalChunks, pair_bytes
+
+    (tmp_path / "config.json").write_text(json.dumps({"hidden_size": 100, "num_hidden_layers": 2}), encoding="utf-8")
+
+    @dataclass
+    class Judge:
+        model: str = str(tmp_path)
+        top_k: int = 2
+        window_tokens: int = 36
+
+    judge = Judge()
+    assert pair_bytes(judge) == (36 + 64) * 100 * 2 * 4   # tokens x hidden x layers x float32
+    sizer = LocalChunks(size=32, memory=1_600_000).sizer(judge, "nli")
+    assert sizer.size() == 10   # 2 pairs (one claim x top_k) of 80 kB per answer
+    sizer.observe([{"answer_pairs": 8.0}, {"score_s": 0.1}])
+    assert sizer.size() == 2    # an answer needed 8 pairs: fewer answers per chunk from now on
+    assert LocalChunks(size=4, memory=10**9).sizer(judge, "nli").size() == 4   # never above --local-chunk
+    with pytest.raises(UsageError, match="cannot hold one answer"):
+        LocalChunks(size=32, memory=100_000).sizer(judge, "nli")
