@@ -166,3 +166,11 @@ def test_the_chunk_size_follows_the_budget_and_the_pairs_answers_need(tmp_path):
     assert LocalChunks(size=4, memory=10**9).sizer(judge, "nli").size() == 4   # never above --local-chunk
     with pytest.raises(UsageError, match="cannot hold one answer"):
         LocalChunks(size=32, memory=100_000).sizer(judge, "nli")
+
+
+@pytest.mark.parametrize("run", ["security/nli_unseen/error_types", "llm/legal_qa/cascade", "legal_types/direct",
+                                 "security/halueval/selfcheck"])
+def test_lean_records_summarise_committed_runs_as_the_records_do(run):
+    """Runs of LLM judges with calls, cascades' stages, error types and injection findings: the same summary."""
+    path = Path(__file__).resolve().parents[1] / "results" / run / "records.jsonl.gz"
+    assert summarize_file(path) == summarize(read_records(path))

@@ -31,7 +31,8 @@ def _shared(text: str | None) -> str | None:
 
 
 class LeanExample:
-    """What a summary reads of an example (no documents, question or answer)."""
+    """What a summary reads of an example (no documents, question or answer); one copy serves every judge's
+    record of the answer."""
 
     __slots__ = ("id", "label", "error_types", "split", "meta")
 
@@ -42,65 +43,74 @@ class LeanExample:
         self.split = _shared(example.split)
         self.meta = example.meta or _NO_META
 
+    def same_as(self, example: Any) -> bool:
+        """Whether ``example`` reads the same as this copy (the one answer, recorded for another judge)."""
+        return (self.label, self.split, self.error_types, dict(self.meta)) == \
+            (example.label, example.split, example.error_types or (), example.meta)
 
-class LeanVerdict:
-    """What a summary reads of a verdict: the claims kept are those with an error type or views (no text)."""
 
-    __slots__ = ("label", "score", "threshold", "path", "abstain_reason", "claims", "suspected_injection",
-                 "injection_action")
+class LeanRecord:
+    """One result of a run as a summary reads it, flat: ``record.result`` and ``record.result.verdict`` are the
+    record itself (their fields do not overlap), so a result costs one object, its example is shared with the
+    other judges' results of the answer, and the claims kept are those with an error type or views (no text)."""
 
-    def __init__(self, verdict: Any):
+    __slots__ = ("judge", "example", "calls", "latency_s", "queue_s", "started_at", "finished_at", "batch_size",
+                 "stages", "repeats", "label", "score", "threshold", "path", "abstain_reason", "claims",
+                 "suspected_injection", "injection_action")
+
+    def __init__(self, record: ResultRecord, example: LeanExample, numbers: dict[float, float]):
+        result, verdict = record.result, record.result.verdict
+        self.judge = sys.intern(record.judge)
+        self.example = example
+        self.calls = result.calls or ()
+        self.latency_s = result.latency_s
+        self.queue_s = numbers.setdefault(result.queue_s, result.queue_s) if result.queue_s == 0 else result.queue_s
+        self.started_at = result.started_at
+        self.finished_at = result.finished_at
+        self.batch_size = result.batch_size
+        self.stages = result.stages or ()
+        self.repeats = result.repeats or ()
         self.label = _shared(verdict.label)
         self.score = verdict.score
-        self.threshold = verdict.threshold
+        self.threshold = verdict.threshold if verdict.threshold is None else \
+            numbers.setdefault(verdict.threshold, verdict.threshold)
         self.path = _shared(verdict.path)
         self.abstain_reason = verdict.abstain_reason
         self.claims = tuple(c for c in verdict.claims if c.error_type or c.views)
         self.suspected_injection = verdict.suspected_injection or ()
         self.injection_action = verdict.injection_action
 
+    @property
+    def result(self) -> LeanRecord:
+        """The result's fields (calls, latency, timing, stages, repeats): on the record itself."""
+        return self
 
-class LeanResult:
-    """What a summary reads of a result (its stages and repeats as recorded: cascades and repeats only)."""
-
-    __slots__ = ("verdict", "calls", "latency_s", "queue_s", "started_at", "finished_at", "batch_size", "stages",
-                 "repeats")
-
-    def __init__(self, result: Any):
-        self.verdict = LeanVerdict(result.verdict)
-        self.calls = result.calls or ()
-        self.latency_s = result.latency_s
-        self.queue_s = result.queue_s
-        self.started_at = result.started_at
-        self.finished_at = result.finished_at
-        self.batch_size = result.batch_size
-        self.stages = result.stages or ()
-        self.repeats = result.repeats or ()
-
-
-class LeanRecord:
-    """One result of a run as a summary reads it: ``judge``, ``example`` and ``result``."""
-
-    __slots__ = ("judge", "example", "result")
-
-    def __init__(self, record: ResultRecord):
-        self.judge = sys.intern(record.judge)
-        self.example = LeanExample(record.example)
-        self.result = LeanResult(record.result)
+    @property
+    def verdict(self) -> LeanRecord:
+        """The verdict's fields (label, score, threshold, path, reason, claims, injection): on the record itself."""
+        return self
 
 
 def lean_lines(path: Path) -> Iterator[tuple[int, RunHeader | LeanRecord]]:
     """(line number, header or lean record) for every line of a records file, each validated as it is read."""
+    examples: dict[str, LeanExample] = {}
+    numbers: dict[float, float] = {}   # thresholds (a few per run) and zero queue times, one object each
     with open_records(path) as handle:
         for number, line in enumerate(handle, start=1):
             if not line.strip():
                 continue
             try:
-                yield number, (RunHeader.model_validate_json(line) if number == 1
-                               else LeanRecord(ResultRecord.model_validate_json(line)))
+                if number == 1:
+                    yield number, RunHeader.model_validate_json(line)
+                    continue
+                record = ResultRecord.model_validate_json(line)
             except ValueError as err:
                 raise RecordsError(f"{path}:{number}: not a valid {'header' if number == 1 else 'result'} "
                                    f"record: {str(err).splitlines()[0]}") from err
+            example = examples.get(record.example.id)
+            if example is None or not example.same_as(record.example):
+                example = examples[record.example.id] = LeanExample(record.example)
+            yield number, LeanRecord(record, example, numbers)
 
 
 def read_lean_records(path: str | Path) -> RunRecords:
