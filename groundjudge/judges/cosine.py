@@ -3,23 +3,40 @@
 The similarity baseline of the legal groundedness benchmark: embed answer and
 context sentences, take for each answer sentence the best cosine with any
 context sentence, and aggregate over the answer (``min`` by default: one
-unsupported sentence is enough to make an answer ungrounded). Context
-embeddings are cached per distinct context, so answers sharing a document
-embed it once.
+unsupported sentence is enough to make an answer ungrounded). Sentences are
+embedded by the engine embedder (:mod:`groundjudge.local_nli.embedder`: length-sorted
+batches, each distinct sentence once, float32 / bfloat16 / ONNX Runtime) and kept in the
+process's shared vector cache, so answers sharing a document embed it once, whichever
+judges of the run read it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import ClassVar, Literal
 
 from groundjudge.judges import register
+from groundjudge.judges.local_settings import check_placement
 from groundjudge.judges.scoring import Scored, judge_locally
-from groundjudge.local_nli.evidence import LRUCache
-from groundjudge.local_nli.model import DEFAULT_EMBEDDER, load_embedder
+from groundjudge.local_nli.devices import Device, DType
+from groundjudge.local_nli.embedder import EmbedderSpec, SentenceEmbedder, sentence_embedder
+from groundjudge.local_nli.model import DEFAULT_EMBEDDER
 from groundjudge.text import sentence_spans
 from groundjudge.types import Claim, ClaimVerdict, Evidence, Example, JudgeResult
+
+Sentences = tuple[list[tuple[int, int, int]], list[str]]
+"""A context's sentences: (document index, start, end) of each, and their texts."""
+
+
+def context_sentences(context: Sequence[str]) -> Sentences:
+    """Every sentence of the context's documents, with its document and offsets."""
+    spans, texts = [], []
+    for doc_index, doc in enumerate(context):
+        for start, end in sentence_spans(doc):
+            spans.append((doc_index, start, end))
+            texts.append(doc[start:end])
+    return spans, texts
 
 
 @register
@@ -33,56 +50,49 @@ class CosineJudge:
     agg: Literal["min", "mean"] = "min"
     threshold: float = 0.5
     batch_size: int = 64
-    _cache: LRUCache = field(default_factory=LRUCache, init=False, repr=False, compare=False)
+    device: Device = "auto"
+    """As on every local judge (see groundjudge.local_nli.devices)."""
+    dtype: DType = "auto"
+    """As on every local judge: ``auto`` keeps bfloat16 where native and its cosine verdicts on the shipped check
+    set agree with float32's."""
+    backend: Literal["torch", "onnx"] = "torch"
+    """``onnx``: ONNX Runtime on CPU (exported once per model; with ``int8`` quantised by onnxruntime)."""
+    int8: bool = False
+    """Dynamically quantised int8 linear layers (CPU): faster, but the vectors move (opt-in)."""
 
-    def _missing_context_sentences(self, examples: Sequence[Example]) -> dict[tuple[str, ...], tuple[list, list]]:
-        """The sentences (with their document offsets) of the examples' contexts not yet embedded, per context."""
-        missing: dict[tuple[str, ...], tuple[list, list]] = {}
-        for example in examples:
-            if example.context in missing or self._cache.peek((self.model, example.context)) is not None:
-                continue
-            spans, texts = [], []
-            for doc_index, doc in enumerate(example.context):
-                for start, end in sentence_spans(doc):
-                    spans.append((doc_index, start, end))
-                    texts.append(doc[start:end])
-            missing[example.context] = (spans, texts)
-        return missing
+    def __post_init__(self) -> None:
+        check_placement(self.name, self.device, self.dtype)
+
+    def embedder(self) -> SentenceEmbedder:
+        """The engine embedder (shared per process; its vectors shared with every judge through the cache)."""
+        return sentence_embedder(EmbedderSpec(name=self.model, device=self.device, dtype=self.dtype,
+                                              backend=self.backend, int8=self.int8, batch_size=self.batch_size))
+
+    def runs_on(self) -> str:
+        """Where and in what precision the embedder runs (how dtype=auto chose it); loads it."""
+        return self.embedder().placement.describe()
 
     def score_batch(self, examples: Sequence[Example]) -> list[Scored]:
-        """:meth:`score` of every example, with all their answer sentences and the sentences of every context not
-        yet cached embedded in one call (context embeddings are then cached per context)."""
+        """:meth:`score` of every example, with all their answer sentences and the sentences of their contexts
+        embedded in one call (sentences already in the shared cache are not embedded again)."""
         spans_of = [list(sentence_spans(example.answer)) for example in examples]
         answer_texts = [ex.answer[s:e] for ex, spans in zip(examples, spans_of) for s, e in spans]
-        missing = self._missing_context_sentences(examples)
-        texts = answer_texts + [t for _, context_texts in missing.values() for t in context_texts]
-        vectors = load_embedder(self.model).encode(texts, batch_size=self.batch_size, normalize_embeddings=True,
-                                                   convert_to_numpy=True) if texts else None
-        offset = len(answer_texts)
-        embedded = {}
-        for context, (spans, context_texts) in missing.items():
-            embedded[context] = (spans, context_texts, vectors[offset:offset + len(context_texts)])
-            self._cache.get_or_make((self.model, context), lambda made=embedded[context]: made)
-            offset += len(context_texts)
+        contexts = {ex.context: context_sentences(ex.context) for ex, spans in zip(examples, spans_of) if spans}
+        context_texts = [t for _, texts in contexts.values() for t in texts]
+        vectors = self.embedder().embed(answer_texts + context_texts) if answer_texts else None
+        embedded, offset = {}, len(answer_texts)
+        for context, (spans, texts) in contexts.items():
+            embedded[context] = (spans, texts, vectors[offset:offset + len(texts)])
+            offset += len(texts)
         results, offset = [], 0
         for example, answer_spans in zip(examples, spans_of):
             if not answer_spans:
                 results.append(Scored(score=None, abstain_reason="empty_answer"))
                 continue
-            context = embedded.get(example.context) or self._context_embeddings(example)
-            results.append(self._scored(example, answer_spans, vectors[offset:offset + len(answer_spans)], context))
+            results.append(self._scored(example, answer_spans, vectors[offset:offset + len(answer_spans)],
+                                        embedded[example.context]))
             offset += len(answer_spans)
         return results
-
-    def _context_embeddings(self, example: Example):
-        """The example's context sentences (offsets, texts, vectors), from the cache or embedded now."""
-        def make():
-            spans, texts = self._missing_context_sentences([example]).get(example.context, ([], []))
-            vectors = load_embedder(self.model).encode(texts, batch_size=self.batch_size,
-                                                       normalize_embeddings=True, convert_to_numpy=True)
-            return spans, texts, vectors
-
-        return self._cache.get_or_make((self.model, example.context), make)
 
     def _scored(self, example: Example, answer_spans: list[tuple[int, int]], answer_vectors, context) -> Scored:
         """Best-matching context sentence per answer sentence, aggregated over the answer."""

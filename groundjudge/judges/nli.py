@@ -22,6 +22,7 @@ from groundjudge.judges.local_settings import LocalModelSettings, check_placemen
 from groundjudge.judges.pair_batch import PairBatch, scored_answers
 from groundjudge.judges.scoring import Scored, judge_locally
 from groundjudge.judges.span import find_span, locate
+from groundjudge.local_nli.embedder import spec_for
 from groundjudge.local_nli.evidence import EvidenceMethod, Selection, select_evidence
 from groundjudge.local_nli.model import DEFAULT_EMBEDDER
 from groundjudge.local_nli.nli_model import CONTRADICTION, ENTAILMENT, NLIModel, load_nli_model
@@ -77,12 +78,14 @@ def claim_windows(context: tuple[str, ...], claims: list[str], engine: Any, top_
     """The context's windows that fit beside the longest claim, and each claim's top-k of them.
 
     ``engine`` is any local scorer with ``max_length``, ``special_tokens`` (tokens its input adds around the
-    pair) and ``token_length(text)``: the NLI model, HHEM, MiniCheck.
+    pair) and ``token_length(text)``: the NLI model, HHEM, MiniCheck. The evidence embedder runs where the
+    scorer runs (its ``placement``: the judge's device, and its dtype, ``auto`` when the judge said ``auto``).
     """
     longest = max(engine.token_length(c) for c in claims)
     budget = window_budget(engine.max_length, longest, engine.special_tokens, window_tokens)
     wins = windows(context, budget, engine.token_length)
-    return wins, select_evidence(claims, [w.text for w in wins], top_k, evidence, evidence_model)
+    embedder = spec_for(evidence_model, getattr(engine, "placement", None))
+    return wins, select_evidence(claims, [w.text for w in wins], top_k, evidence, embedder)
 
 
 @register

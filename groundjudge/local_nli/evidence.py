@@ -3,8 +3,10 @@
 Two rankers, picked with the judges' ``evidence`` setting:
 
 * ``embedding`` (default): cosine of sentence embeddings (the packaged MiniLM
-  unless ``evidence_model`` names another). Window vectors are cached per
-  distinct context, so the 17 hypotheses of one contract embed it once.
+  unless ``evidence_model`` names another), made by the engine embedder
+  (:mod:`groundjudge.local_nli.embedder`) on the judge's device and dtype. Every
+  window and claim vector is kept in the process's shared vector cache, so the 17
+  hypotheses of one contract embed it once, whichever judges read it.
   On ContractNLI (128-token windows) it finds a gold evidence span among the
   top 5 windows of 78% of hypotheses, against 34% for TF-IDF.
 * ``tfidf``: word 1-2-gram TF-IDF fitted per example: no model at all.
@@ -24,7 +26,8 @@ from typing import Any, Literal
 import numpy as np
 from sklearn.feature_extraction.text import TfidfVectorizer
 
-from groundjudge.local_nli.model import DEFAULT_EMBEDDER, load_embedder
+from groundjudge.local_nli.embedder import EmbedderSpec, embed
+from groundjudge.local_nli.model import DEFAULT_EMBEDDER
 
 EvidenceMethod = Literal["embedding", "tfidf"]
 EVIDENCE_METHODS: tuple[str, ...] = ("embedding", "tfidf")
@@ -57,32 +60,22 @@ class LRUCache:
         return value
 
 
-_CONTEXT_VECTORS = LRUCache(1024)
-_CLAIM_VECTORS = LRUCache(8192)
+Embedder = str | EmbedderSpec
+"""An embedder named (hub name or folder: device and dtype ``auto``) or fully specified (its placement too)."""
 
 
-def _encode(texts: Sequence[str], model: str) -> np.ndarray:
-    return load_embedder(model).encode(list(texts), batch_size=64, normalize_embeddings=True,
-                                       convert_to_numpy=True, show_progress_bar=False)
+def embed_context(texts: Sequence[str], model: Embedder = DEFAULT_EMBEDDER) -> np.ndarray:
+    """Unit-length embeddings (n, d) of one context's windows or sentences (each cached in the shared cache)."""
+    return embed(texts, model)
 
 
-def embed_context(texts: Sequence[str], model: str = DEFAULT_EMBEDDER) -> np.ndarray:
-    """Unit-length embeddings (n, d) of one context's windows or sentences, cached per distinct context."""
-    return _CONTEXT_VECTORS.get_or_make((model, tuple(texts)), lambda: _encode(texts, model))
-
-
-def embed_claims(claims: Sequence[str], model: str = DEFAULT_EMBEDDER) -> np.ndarray:
+def embed_claims(claims: Sequence[str], model: Embedder = DEFAULT_EMBEDDER) -> np.ndarray:
     """Unit-length embeddings (n, d) of claims, each cached (claims such as contract hypotheses repeat)."""
-    missing = [c for c in dict.fromkeys(claims) if _CLAIM_VECTORS.peek((model, c)) is None]
-    if missing:
-        for claim, vector in zip(missing, _encode(missing, model)):
-            _CLAIM_VECTORS.get_or_make((model, claim), lambda v=vector: v)
-    return np.vstack([_CLAIM_VECTORS.get_or_make((model, c), lambda c=c: _encode([c], model)[0])
-                      for c in claims]) if claims else np.zeros((0, 1))
+    return embed(claims, model) if claims else np.zeros((0, 1))
 
 
 def similarity(claims: Sequence[str], windows: Sequence[str], method: EvidenceMethod = "embedding",
-               model: str = DEFAULT_EMBEDDER) -> np.ndarray:
+               model: Embedder = DEFAULT_EMBEDDER) -> np.ndarray:
     """(claims x windows) similarity by the chosen method (cosine in both cases)."""
     if method == "embedding":
         return embed_claims(claims, model) @ embed_context(windows, model).T
@@ -97,7 +90,7 @@ def similarity(claims: Sequence[str], windows: Sequence[str], method: EvidenceMe
 
 
 def top_k_windows(claims: Sequence[str], windows: Sequence[str], k: int, method: EvidenceMethod = "tfidf",
-                  model: str = DEFAULT_EMBEDDER) -> list[list[int]]:
+                  model: Embedder = DEFAULT_EMBEDDER) -> list[list[int]]:
     """For each claim, the indices of its k most similar windows, best first (ties: earlier first)."""
     if not windows or k <= 0:
         return [[] for _ in claims]
@@ -127,7 +120,7 @@ class Selection:
 
 
 def select_evidence(claims: Sequence[str], windows: Sequence[str], k: int, method: EvidenceMethod = "tfidf",
-                    model: str = DEFAULT_EMBEDDER) -> Selection:
+                    model: Embedder = DEFAULT_EMBEDDER) -> Selection:
     """The top-k windows of every claim as one flat list of pairs (to score in one batched call)."""
     chosen = top_k_windows(claims, windows, k, method, model)
     pairs = tuple((c, w) for c, picks in enumerate(chosen) for w in picks)
