@@ -170,8 +170,8 @@ class SentenceEmbedder:
         computed = self._compute(missing) if missing else None
         if computed is not None and self.cache is not None:
             self.cache.put_many(self.identity, missing, computed)
-        self.stats.pairs_scored += len(missing)
-        self.stats.duplicates += len(texts) - len(missing)
+        with self._lock:
+            self.stats.duplicates += len(texts) - len(missing)
         made = dict(zip(missing, computed)) if computed is not None else {}
         vectors = {text: vector if vector is not None else made[text] for text, vector in zip(unique, found)}
         if not texts:
@@ -195,9 +195,8 @@ class SentenceEmbedder:
         with self._lock:
             plan = BatchPlan.for_tokenizer(self.tokenizer, self.batch_size, self.placement.device)
             out, self.batch_size = run_sorted(rows, forward, plan, call)
-        call.pairs_scored = 0   # counted by embed (texts run), not here
-        call.duplicates = 0
-        self.stats.add(call)
+            call.pairs_scored, call.duplicates = len(texts), 0   # texts run (a repeat was left out by embed)
+            self.stats.add(call)
         return np.vstack(out).astype(np.float32)
 
     def dimension(self) -> int:
