@@ -19,8 +19,9 @@ quantity on a grounded / an ungrounded answer:
   differences are 0. So agreement strata get labels in proportion to how much the class totals matter.
 
 **No labels yet: ``S_h`` from a prior.** The queue is drawn before the first label (so every prefix is a
-stratified random sample with a fixed design, which is what :mod:`groundjudge.labels.estimates` assumes; a queue
-that learns from its labels is issue 45 item 2), so ``p_h`` is unknown. The allocation minimises the *prior
+stratified random sample with a fixed design, which is what :mod:`groundjudge.labels.estimates` assumes; the
+adaptive queue, :mod:`groundjudge.labels.adaptive`, re-runs the allocation after each batch with the expectation
+over the Beta posterior of each ``p_h`` given the labels so far), so ``p_h`` is unknown. The allocation minimises the *prior
 expected* variance, ``sum_h N_h^2 E[S_h^2] / n_h``, which is least at ``n_h`` proportional to
 ``N_h sqrt(E[S_h^2])``; the expectation is over independent Beta(2, 2) grounded shares per stratum
 (:data:`PRIOR_SHAPE`), a Monte-Carlo average (seeded; the class totals kept at least one answer so a draw never
@@ -96,15 +97,20 @@ def expected_variance(names: Sequence[str], sizes: np.ndarray, metric: str, pair
 
 
 def neyman_targets(strata_sizes: Mapping[str, int], metric: str, pairs: Sequence[tuple[int, int]],
-                   seed: int = 0, floor: float = PROPORTIONAL_FLOOR) -> dict[str, float]:
+                   seed: int = 0, floor: float = PROPORTIONAL_FLOOR,
+                   labels: Mapping[str, tuple[int, int]] | None = None, draws: int = PRIOR_DRAWS) -> dict[str, float]:
     """Each stratum's target share of the queue: ``(1 - floor)`` by ``N_h sqrt(E[S_h^2])`` summed over ``pairs``
-    (judge positions in the strata names), ``floor`` by ``N_h``; see the module's description."""
+    (judge positions in the strata names), ``floor`` by ``N_h``; see the module's description. ``labels``: per
+    stratum (labelled, grounded among them) so far: the expectation is then over the Beta posterior of each
+    stratum's grounded share (the adaptive queue's re-plan, :mod:`groundjudge.labels.adaptive`); without it, over
+    the prior."""
     if not pairs:
         raise ValueError("a queue for a pair difference needs two judges")
     names = sorted(strata_sizes)
     sizes = np.array([strata_sizes[n] for n in names], dtype=float)
+    seen = np.array([(labels or {}).get(n, (0, 0)) for n in names], dtype=float).reshape(len(names), 2)
     rng = np.random.default_rng(seed)
-    shares = rng.beta(PRIOR_SHAPE, PRIOR_SHAPE, size=(PRIOR_DRAWS, len(names)))
+    shares = rng.beta(PRIOR_SHAPE + seen[:, 1], PRIOR_SHAPE + seen[:, 0] - seen[:, 1], size=(draws, len(names)))
     variance = sum(expected_variance(names, sizes, metric, pair, shares) for pair in pairs)
     weight = sizes * np.sqrt(variance)
     neyman = weight / weight.sum() if weight.sum() > 0 else sizes / sizes.sum()

@@ -25,7 +25,7 @@ from groundjudge.labels.allocation import TARGET_METRICS, neyman_targets
 from groundjudge.labels.strata import is_disagreement, judge_order, strata_of
 from groundjudge.runs.records import RunRecords
 
-Strategy = Literal["stratified", "uniform", "neyman"]
+Strategy = Literal["stratified", "uniform", "neyman", "adaptive"]
 """How the queue is drawn."""
 
 QUEUE_FILE = "label_queue.jsonl"
@@ -36,12 +36,15 @@ DEFAULT_AGREEMENT_SHARE = 0.2
 
 
 class BuiltFor(BaseModel):
-    """What a ``neyman`` queue was built for: the metric whose pair difference it narrows, and the pairs."""
+    """What a ``neyman`` or ``adaptive`` queue was built for: the metric whose pair difference it narrows, the
+    pairs, and (adaptive) the labels per batch before it re-plans."""
 
     metric: Literal["accuracy", "balanced_accuracy"]
     pairs: list[tuple[str, str]] = Field(description=(
         "The pairs (a, b) of judge specs whose differences a - b it aims at (every pair of the run when --pair was "
         "not given: the sum of their variances)."))
+    batch: int | None = Field(default=None, ge=1, description=(
+        "An adaptive queue: items per batch; the queue is re-planned from the labels once a batch is labelled."))
 
 
 class QueueItem(BaseModel):
@@ -54,18 +57,32 @@ class QueueItem(BaseModel):
     strategy: Strategy | None = Field(default=None, description=(
         "How the queue was drawn (None in a queue written before it was recorded); PPI needs uniform."))
     built_for: BuiltFor | None = Field(default=None, description=(
-        "For a neyman queue: the metric and the pairs it was built for (absent in the other queues)."))
+        "For a neyman or adaptive queue: the metric and the pairs it was built for (absent in the other queues)."))
+    batch: int | None = Field(default=None, ge=0, description=(
+        "An adaptive queue: the batch the item belongs to (0 first). Batches up to the first with an unlabelled "
+        "item are fixed; later ones are the current plan, re-drawn when that batch is labelled."))
+    seen: int | None = Field(default=None, ge=0, description=(
+        "An adaptive queue: how many grounded / ungrounded labels the plan that chose this item knew (0: the first "
+        "batch, a fixed design from the prior)."))
 
 
-def _weave(pools: dict[str, list[str]], targets: dict[str, float], size: int) -> list[tuple[str, str]]:
-    """Take ``size`` items from the pools, each pool's share of every prefix as close to its target share as it
-    can be (largest deficit first; an empty pool gives its share to the others)."""
+def weave(pools: Mapping[str, Sequence[str]], targets: Mapping[str, float], size: int,
+          start: Mapping[str, int] | None = None) -> list[tuple[str, str]]:
+    """Take ``size`` items from the pools (in pool order), each pool's share of every prefix as close to its
+    target share as it can be (largest deficit first; an empty pool gives its share to the others). ``start``:
+    items each stratum already has (labelled or queued before these): they count towards its share."""
+    start = {name: (start or {}).get(name, 0) for name in pools}
     taken = {name: 0 for name in pools}
+    rank = {name: k for k, name in enumerate(sorted(pools))}
     order: list[tuple[str, str]] = []
+    before = sum(start.values())
     for position in range(1, size + 1):
         open_pools = [n for n in pools if taken[n] < len(pools[n])]
+        if not open_pools:
+            break
         total = sum(targets[n] for n in open_pools) or 1.0
-        name = max(open_pools, key=lambda n: (targets[n] / total * position - taken[n], -sorted(pools).index(n)))
+        name = max(open_pools, key=lambda n: (targets[n] / total * (before + position) - start[n] - taken[n],
+                                             -rank[n]))
         order.append((name, pools[name][taken[name]]))
         taken[name] += 1
     return order
@@ -89,26 +106,38 @@ def build_metric_queue(strata: Mapping[str, str], judges: Sequence[str], metric:
     """The ``neyman`` queue of the answers given as ``example id -> stratum`` (one letter per judge of
     ``judges``, in order), allocated for ``metric``'s difference between ``pair`` (default every pair) by
     :func:`groundjudge.labels.allocation.neyman_targets` and woven so every prefix follows the allocation."""
+    positions = pair_positions(judges, metric, pair)
+    pools, size = _pools(strata, size, random.Random(seed))
+    targets = neyman_targets({n: len(p) for n, p in pools.items()}, metric, positions, seed)
+    order = weave(pools, targets, size)
+    drawn = {n: sum(1 for name, _ in order if name == n) for n in pools}
+    built = BuiltFor(metric=metric, pairs=[(judges[i], judges[k]) for i, k in positions])
+    return [QueueItem(id=i, stratum=n, pi=drawn[n] / len(pools[n]), strategy="neyman", built_for=built)
+            for n, i in order]
+
+
+def pair_positions(judges: Sequence[str], metric: str, pair: Sequence[str] | None) -> list[tuple[int, int]]:
+    """The judges' positions of the pairs a queue for ``metric`` aims at (``pair``, else every pair); ValueError
+    naming the flag (``--for``, ``--pair``) when the metric is unknown, a judge is not the run's, or the run has
+    one judge."""
     if metric not in TARGET_METRICS:
         raise ValueError(f"--for: unknown metric {metric!r} (one of {', '.join(TARGET_METRICS)})")
     if len(judges) < 2:
         raise ValueError(f"--for {metric}: the run has one judge ({', '.join(judges) or 'none'}); a queue for a "
                          "pair difference needs two (use --strategy stratified or uniform)")
-    if pair is not None:
-        missing = [j for j in pair if j not in judges]
-        if len(pair) != 2 or missing or pair[0] == pair[1]:
-            what = f"{missing[0]!r} is not a judge of the run" if missing else "name two different judges"
-            raise ValueError(f"--pair: {what} (the run's judges: {', '.join(judges)})")
-        positions = [(judges.index(pair[0]), judges.index(pair[1]))]
-    else:
-        positions = [(i, k) for i in range(len(judges)) for k in range(i + 1, len(judges))]
-    pools, size = _pools(strata, size, random.Random(seed))
-    targets = neyman_targets({n: len(p) for n, p in pools.items()}, metric, positions, seed)
-    order = _weave(pools, targets, size)
-    drawn = {n: sum(1 for name, _ in order if name == n) for n in pools}
-    built = BuiltFor(metric=metric, pairs=[(judges[i], judges[k]) for i, k in positions])
-    return [QueueItem(id=i, stratum=n, pi=drawn[n] / len(pools[n]), strategy="neyman", built_for=built)
-            for n, i in order]
+    if pair is None:
+        return [(i, k) for i in range(len(judges)) for k in range(i + 1, len(judges))]
+    missing = [j for j in pair if j not in judges]
+    if len(pair) != 2 or missing or pair[0] == pair[1]:
+        what = f"{missing[0]!r} is not a judge of the run" if missing else "name two different judges"
+        raise ValueError(f"--pair: {what} (the run's judges: {', '.join(judges)})")
+    return [(judges.index(pair[0]), judges.index(pair[1]))]
+
+
+def shuffled_pools(strata: Mapping[str, str], size: int | None, seed: int) -> tuple[dict[str, list[str]], int]:
+    """The answers of each stratum in a seeded shuffle (the same for a seed whatever was labelled), and the
+    queue's size (all answers unless ``size``)."""
+    return _pools(strata, size, random.Random(seed))
 
 
 def _pools(strata: Mapping[str, str], size: int | None, rng: random.Random) -> tuple[dict[str, list[str]], int]:
@@ -140,7 +169,7 @@ def build_queue(strata: Mapping[str, str], strategy: Strategy = "stratified", si
     share = agreement_share if disagree and agree else (1.0 if agree else 0.0)
     targets = {**{n: (1 - share) * k / sum(disagree.values()) for n, k in disagree.items()},
                **{n: share * k / sum(agree.values()) for n, k in agree.items()}}
-    order = _weave(pools, targets, size)
+    order = weave(pools, targets, size)
     drawn = {n: sum(1 for name, _ in order if name == n) for n in pools}
     return [QueueItem(id=i, stratum=n, pi=drawn[n] / len(pools[n]), strategy="stratified") for n, i in order]
 
