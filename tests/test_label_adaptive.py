@@ -157,3 +157,78 @@ def test_adaptive_queue_covers_and_is_narrower_than_uniform(metric, equal_balanc
         assert 0.93 <= result[("adaptive", k)]["coverage"] <= 0.97
         assert result[("adaptive", k)]["width"] < result[("uniform", k)]["width"]
         assert result[("adaptive", k)]["label_ratio"] >= (1.5 if metric == "balanced_accuracy" else 2.5)
+
+
+def test_worst_case_range_is_exact_and_says_when_the_leader_is_settled():
+    """The range of a - b over every labelling of the unlabelled answers equals brute-force enumeration on small
+    strata (both metrics, abstentions included); once the labels leave no labelling that puts b ahead, the estimate
+    says a is ahead for good."""
+    import itertools
+
+    from groundjudge.labels.estimates import StratumCounts, estimate, metrics_from_counts
+    from groundjudge.labels.worst_case import difference_range, pair_gain
+
+    rng = np.random.default_rng(0)
+    for _ in range(150):
+        count = int(rng.integers(2, 6))
+        verdicts = [tuple(rng.choice(["grounded", "ungrounded", "abstain"], 2)) for _ in range(count)]
+        size = rng.integers(1, 5, count)
+        labelled = np.array([rng.integers(0, s + 1) for s in size])
+        grounded = np.array([rng.integers(0, n + 1) for n in labelled])
+        strata = [StratumCounts(verdicts=v, size=int(s), labelled=int(n), grounded=int(g))
+                  for v, s, n, g in zip(verdicts, size, labelled, grounded)]
+        grid = np.array(list(itertools.product(*[range(g, g + s - n + 1) for g, s, n in zip(grounded, size, labelled)])),
+                        dtype=float)
+        for metric in ("accuracy", "balanced_accuracy"):
+            def diff(x, m=metric):
+                return metrics_from_counts(x, strata, 0)[m] - metrics_from_counts(x, strata, 1)[m]
+            low, high = difference_range(size, labelled, grounded, pair_gain(verdicts, 0, 1), metric, diff)
+            assert (low, high) == pytest.approx((diff(grid).min(), diff(grid).max()), abs=1e-12)
+    names = {"GG": ("grounded", "grounded"), "GU": ("grounded", "ungrounded"), "UG": ("ungrounded", "grounded"),
+             "UU": ("ungrounded", "ungrounded")}
+    counts = {"GG": (100, 0, 0), "UU": (100, 0, 0), "GU": (40, 40, 36), "UG": (30, 30, 27)}  # A right 39, B 31
+    strata = {n: StratumCounts(verdicts=names[n], size=s, labelled=k, grounded=g) for n, (s, k, g) in counts.items()}
+    pairs = {p.metric: p for p in estimate(strata, JUDGES, draws=500).pairs}
+    assert pairs["accuracy"].ahead_for_good == "A" and pairs["accuracy"].worst_case[0] > 0
+    assert pairs["balanced_accuracy"].ahead_for_good is None     # A ahead on grounded answers, B on ungrounded
+    assert pairs["balanced_accuracy"].worst_case[0] < 0 < pairs["balanced_accuracy"].worst_case[1]
+
+
+@pytest.mark.slow
+def test_replanned_by_label_no_serve_and_by_the_page(tmp_path):
+    """``label --no-serve`` re-plans from the labels in the run folder, keeping the labelled batch; on the page the
+    label that completes a batch re-plans the rest (the queue file rewritten, the progress naming the batch);
+    ``estimate`` and the panel give the stopping figures."""
+    import json
+
+    from conftest import cli
+    from fastapi.testclient import TestClient
+    from test_label_queue_for import _run
+
+    from groundjudge.labels.queue import read_queue
+    from groundjudge.serve.label_app import label_app
+
+    out = _run(tmp_path, "quip:n=21,threshold=0.5", "span")
+    result = cli("label", str(out), "--no-serve", "--batch", "3", "--seed", "1")
+    assert "for balanced_accuracy, quip:n=21,threshold=0.5 - span, adaptive: batches of 3, planned from 0" \
+        in result.stdout
+    first = read_queue(out)
+    assert [item.batch for item in first[:7]] == [0, 0, 0, 1, 1, 1, 2] and {item.seen for item in first} == {0}
+    (out / "labels.jsonl").write_text("".join(json.dumps({"id": item.id, "label": label, "labeller": "ana"}) + "\n"
+                                              for item, label in zip(first, ("grounded", "ungrounded", "unsure"))))
+    result = cli("label", str(out), "--no-serve", "--batch", "3", "--seed", "1")
+    assert "planned from 2 labels, 3 labelled, batch 2 next" in result.stdout
+    second = read_queue(out)
+    assert second[:3] == first[:3] and {item.seen for item in second[3:]} == {2} and second[3].batch == 1
+    client = TestClient(label_app(str(out), "ana", hosts=["*"]))
+    answers = [client.post("/api/labels", json={"id": item.id, "label": "grounded"}).json() for item in second[3:6]]
+    assert [a["replanned"] for a in answers] == [False, False, True]
+    assert answers[-1]["progress"]["batch"] == 3 and answers[-1]["progress"]["planned_from"] == 5
+    third = read_queue(out)
+    assert third[:6] == second[:6] and {item.seen for item in third[6:]} == {5}
+    assert client.post("/api/replan", json={}).json()["batch"] == 3                   # not due: nothing changes
+    assert read_queue(out) == third
+    panel = client.get("/api/estimates").json()
+    assert all({"worst_case", "ahead_for_good", "labels_to_half_width"} <= set(p) for p in panel["pairs"])
+    result = cli("estimate", str(out))
+    assert "to ±0.05" in result.stdout and "balanced accuracy quip:n=21,threshold=0.5 - span:" in result.stdout

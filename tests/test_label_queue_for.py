@@ -266,14 +266,20 @@ def _run(tmp_path, *judges: str):
 
 @pytest.mark.slow
 def test_label_for_through_the_cli(tmp_path):
-    """``--for`` writes a neyman queue that says what it was built for; bad ``--for`` / ``--pair`` and ``--for``
-    on a one-judge run stop with one line naming the flag, and write nothing."""
+    """``--for`` writes an adaptive queue (``--batch 0``: a fixed neyman one) that says what it was built for;
+    bad ``--for`` / ``--pair`` / ``--batch`` and ``--for`` on a one-judge run stop with one line naming the flag,
+    and write nothing; the default on a one-judge run is the stratified queue."""
     out = _run(tmp_path, "quip:n=21,threshold=0.5", "span")
-    result = cli("label", str(out), "--no-serve", "--for", "accuracy", "--seed", "2")
-    assert "for accuracy, quip:n=21,threshold=0.5 - span" in result.stdout
+    result = cli("label", str(out), "--no-serve", "--for", "accuracy", "--seed", "2", "--batch", "0")
+    assert "for accuracy, quip:n=21,threshold=0.5 - span, fixed" in result.stdout
     queue = [json.loads(line) for line in (out / "label_queue.jsonl").read_text().splitlines()]
     assert len(queue) == 16 and queue[0]["strategy"] == "neyman"
     assert queue[0]["built_for"] == {"metric": "accuracy", "pairs": [["quip:n=21,threshold=0.5", "span"]]}
+    result = cli("label", str(out), "--no-serve", "--for", "accuracy", "--seed", "2")
+    assert "for accuracy, quip:n=21,threshold=0.5 - span, adaptive: batches of 10" in result.stdout
+    queue = [json.loads(line) for line in (out / "label_queue.jsonl").read_text().splitlines()]
+    assert queue[0]["strategy"] == "adaptive" and queue[0]["built_for"] == {
+        "metric": "accuracy", "pairs": [["quip:n=21,threshold=0.5", "span"]], "batch": 10, "seed": 2}
     cli("label", str(out), "--no-serve", "--pair", "span", "quip:n=21,threshold=0.5", "--size", "5")
     queue = [json.loads(line) for line in (out / "label_queue.jsonl").read_text().splitlines()]
     assert len(queue) == 5 and queue[0]["built_for"]["metric"] == "balanced_accuracy"
@@ -288,7 +294,8 @@ def test_label_for_through_the_cli(tmp_path):
     (out / "label_queue.jsonl").unlink()
     for flags, named in ((["--for", "macro_f1"], "--for: unknown metric 'macro_f1'"),
                          (["--for", "accuracy", "--pair", "span", "cosine"], "--pair: 'cosine' is not a judge"),
-                         (["--for", "--strategy", "uniform"], "--for: builds its own queue")):
+                         (["--for", "--strategy", "uniform"], "--for: builds its own queue"),
+                         (["--batch", "-1"], "--batch: -1")):
         result = cli("label", str(out), "--no-serve", *flags, check=False)
         assert result.returncode == 2 and named in result.stderr and len(result.stderr.strip().splitlines()) == 1
         assert not (out / "label_queue.jsonl").exists()
@@ -297,3 +304,5 @@ def test_label_for_through_the_cli(tmp_path):
     result = cli("label", str(one), "--no-serve", "--for", check=False)
     assert result.returncode == 2 and "--for balanced_accuracy: the run has one judge" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1 and not (one / "label_queue.jsonl").exists()
+    result = cli("label", str(one), "--no-serve")
+    assert "stratified (one judge: no pair difference to aim at)" in result.stdout

@@ -33,7 +33,7 @@ CONFORMANCE = [not_a_server_error, response_schema_conformance, status_code_conf
 """The checks every generated request's answer passes."""
 
 OPERATIONS = [("GET", "/api/config"), ("GET", "/api/items"), ("GET", "/api/items/{item_id}"),
-              ("POST", "/api/labels"), ("GET", "/api/progress"), ("GET", "/api/estimates")]
+              ("POST", "/api/labels"), ("GET", "/api/progress"), ("GET", "/api/estimates"), ("POST", "/api/replan")]
 """Every operation of the schema (checked below, so a new route is not left untested)."""
 
 

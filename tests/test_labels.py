@@ -107,7 +107,8 @@ def test_label_queue_and_estimate_end_to_end(tmp_path):
     result = cli("label", str(out), "--no-serve", "--size", "12", "--seed", "1")
     assert "queue:" in result.stdout
     queue = [json.loads(line) for line in (out / "label_queue.jsonl").read_text().splitlines()]
-    assert len(queue) == 12 and set(queue[0]) == {"id", "stratum", "pi", "strategy"}
+    assert len(queue) == 12 and set(queue[0]) == {"id", "stratum", "pi", "strategy", "built_for", "batch", "seen"}
+    assert queue[0]["strategy"] == "adaptive" and queue[0]["built_for"]["metric"] == "balanced_accuracy"  # default
     with open(out / "labels.jsonl", "w") as handle:
         for item in queue:
             handle.write(json.dumps({"id": item["id"], "label": gold[item["id"]], "labeller": "ana"}) + "\n")
@@ -319,9 +320,9 @@ def test_estimate_gives_ppi_on_a_uniform_queue_in_the_file_the_cli_and_the_panel
     assert "## Human labels (run): PPI++ with reference" in (out / "report" / "report.md").read_text()
     panel = TestClient(label_app(str(out), "ana", hosts=["*"])).get("/api/estimates").json()
     assert panel["ppi"]["judges"].keys() == ppi["judges"].keys()
-    cli("label", str(out), "--no-serve")                                  # a stratified queue: no PPI, and why
+    cli("label", str(out), "--no-serve")                          # the default, adaptive queue: no PPI, and why
     result = cli("estimate", str(out))
-    assert "PPI: not given: the queue is stratified" in result.stdout
+    assert "PPI: not given: the queue is adaptive, not uniform" in result.stdout
     assert json.loads((out / "estimates.json").read_text())["ppi"]["judges"] == {}
 
 

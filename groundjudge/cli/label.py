@@ -17,17 +17,19 @@ from rich.table import Table
 from rich.text import Text
 
 from groundjudge.cli.common import UsageError, console, stdout_console
+from groundjudge.labels.adaptive import DEFAULT_BATCH, adaptive_queue, current_batch
 from groundjudge.labels.allocation import TARGET_METRICS
 from groundjudge.labels.interchange import FORMATS, describe, export_run, import_labels
 from groundjudge.labels.queue import (
     DEFAULT_AGREEMENT_SHARE,
     QUEUE_FILE,
-    metric_queue_for_run,
+    build_metric_queue,
     queue_for_run,
     read_queue,
     write_queue,
 )
-from groundjudge.labels.store import LABELS_FILE, latest_labels, read_labels
+from groundjudge.labels.store import LABELS_FILE, LabelsError, latest_labels, read_labels
+from groundjudge.labels.strata import judge_order, strata_of
 from groundjudge.runs.lock import RunLock, RunLockError
 from groundjudge.runs.lean_records import read_lean_records
 from groundjudge.runs.records import find_records
@@ -113,23 +115,53 @@ def _interchange(args: argparse.Namespace) -> int:
     return 0
 
 
+def _run_labels(run: str, records) -> dict[str, str]:
+    """Answer id -> its label so far, from ``RUN/labels.jsonl`` (empty when there is none)."""
+    path = Path(run) / LABELS_FILE
+    if not path.exists():
+        return {}
+    try:
+        history = read_labels(path, {r.example.id for r in records.results})
+    except LabelsError as err:
+        raise UsageError(str(err)) from None
+    return {i: r.label for i, r in latest_labels(history).items()}
+
+
 def _queue(args: argparse.Namespace, records) -> tuple[list, str]:
-    """The queue the flags ask for and how to name it; UsageError (nothing written) on bad ``--for`` / ``--pair``."""
+    """The queue the flags ask for and how to name it; UsageError (nothing written) on bad ``--for`` / ``--pair``.
+    Without ``--strategy``: the adaptive queue for the pair differences in balanced accuracy (the table's
+    headline), or ``--for`` / ``--pair``'s; ``--batch 0``: the same allocation, fixed before the first label."""
     metric = getattr(args, "for_metric", None)
     pair = getattr(args, "pair", None)
-    if metric is None and pair is None:
-        strategy = args.strategy or "stratified"
-        return queue_for_run(records, strategy, args.size, args.seed, args.agreement_share), strategy
-    if args.strategy is not None:
+    batch = getattr(args, "batch", DEFAULT_BATCH)
+    judges = judge_order(records)
+    if args.strategy is not None and (metric or pair):
         raise UsageError(f"--{'for' if metric else 'pair'}: builds its own queue; leave out --strategy "
                          f"{args.strategy} (or drop --for / --pair)")
+    if batch < 0:
+        raise UsageError(f"--batch: {batch} (labels per batch of the adaptive queue: 1 or more; 0: a fixed queue)")
+    if args.strategy is not None or (metric is None and pair is None and len(judges) < 2):
+        strategy = args.strategy or "stratified"
+        why = "" if args.strategy else " (one judge: no pair difference to aim at)"
+        return queue_for_run(records, strategy, args.size, args.seed, args.agreement_share), strategy + why
     metric = metric or "balanced_accuracy"
+    strata = strata_of(records)
     try:
-        queue = metric_queue_for_run(records, metric, pair, args.size, args.seed)
+        if batch == 0:
+            queue = build_metric_queue(strata, judges, metric, pair, args.size, args.seed)
+        else:
+            labels = _run_labels(args.run, records)
+            queue = adaptive_queue(strata, judges, metric, labels, read_queue(args.run),
+                                   {"pair": pair, "size": args.size, "seed": args.seed, "batch": batch})
     except ValueError as err:
         raise UsageError(str(err)) from None
     pairs = "; ".join(f"{a} - {b}" for a, b in queue[0].built_for.pairs)
-    return queue, f"for {metric}, {pairs}"
+    if batch == 0:
+        return queue, f"for {metric}, {pairs}, fixed"
+    labelled = [item for item in queue if item.id in labels]
+    now = current_batch(queue, labels)
+    return queue, (f"for {metric}, {pairs}, adaptive: batches of {batch}, planned from {queue[-1].seen} labels"
+                   + (f", {len(labelled)} labelled, batch {now + 1} next" if labelled and now is not None else ""))
 
 
 def _write_queue(args: argparse.Namespace, records) -> int:
@@ -204,6 +236,8 @@ def cmd_estimate(args: argparse.Namespace) -> int:
     stdout = stdout_console()
     stdout.print(_judges_table(result))
     stdout.print(_pairs_table(result))
+    for line in _stopping_lines(result):
+        stdout.print(Text(line))
     if result.ppi is not None:
         stdout.print(_ppi_table(result.ppi) if result.ppi.judges else Text(
             f"PPI: not given: {result.ppi.skipped or 'no judge has enough right and wrong answers among the labels'}"))
@@ -231,19 +265,42 @@ def _judges_table(result) -> Table:
 
 def _pairs_table(result) -> Table:
     aimed = any(pair.queue_target for pair in result.pairs)
-    table = Table(title="a - b: separated when the interval excludes 0; more labels: projected along the queue"
+    table = Table(title="a - b: separated when the 95% interval excludes 0; labels to exclude 0 and to ±0.05: "
+                        "projected along the queue; settled: ahead whatever the unlabelled answers are"
                         + ("; * the queue was built for this pair and metric" if aimed else ""))
-    for column in ("a", "b", "metric", "a - b [95% CI]", "labels where they differ", "separated", "more labels",
-                   "to ±0.05"):
+    for column in ("a", "b", "metric", "a - b [95% CI]", "labels where they differ", "separated", "to exclude 0",
+                   "to ±0.05", "settled"):
         table.add_column(column, justify="left" if column in ("a", "b", "metric") else "right")
     for pair in result.pairs:
         more = "-" if pair.more_labels_needed is None else f"~{pair.more_labels_needed}"
         tight = "-" if pair.labels_to_half_width is None else f"~{pair.labels_to_half_width}"
+        settled = "no" if pair.ahead_for_good is None else ("a" if pair.ahead_for_good == pair.a else "b") + " ahead"
         table.add_row(Text(pair.a), Text(pair.b), pair.metric + (" *" if pair.queue_target else ""),
                       f"{pair.estimate:+.3f} [{pair.ci95[0]:+.2f}, {pair.ci95[1]:+.2f}]",
                       str(pair.labels_where_they_differ), "yes" if pair.separated else "no",
-                      "0" if pair.separated else more, tight)
+                      "0" if pair.separated else more, tight, settled)
     return table
+
+
+def _stopping_lines(result) -> list[str]:
+    """One line per pair and metric the queue aims at (else balanced accuracy): how far from each stopping point,
+    and whether no further label can change which judge is ahead."""
+    aimed = [p for p in result.pairs if p.queue_target] or [p for p in result.pairs if p.metric == "balanced_accuracy"]
+    lines = []
+    for pair in aimed:
+        name = f"{pair.metric.replace('_', ' ')} {pair.a} - {pair.b}"
+        if pair.ahead_for_good is not None:
+            low, high = pair.worst_case
+            lines.append(f"{name}: no further label can change which judge is ahead: {pair.ahead_for_good} "
+                         f"(a - b between {low:+.3f} and {high:+.3f} whatever the unlabelled answers are)")
+            continue
+        exclude = "excludes 0 now" if pair.separated else (
+            "0 not excluded by the rest of the queue" if pair.more_labels_needed is None
+            else f"~{pair.more_labels_needed} more labels to exclude 0")
+        target = ("±0.05 not reached by the rest of the queue" if pair.labels_to_half_width is None
+                  else f"~{pair.labels_to_half_width} more to ±0.05")
+        lines.append(f"{name}: {exclude}; {target}; labels can still change which judge is ahead")
+    return lines
 
 
 def _ppi_table(ppi) -> Table:
@@ -279,23 +336,30 @@ def add_parser(verbs) -> None:
     label = verbs.add_parser("label", help="the labelling queue of a run: which answers to label, in what order")
     label.add_argument("run", help="a run folder (records.jsonl)")
     label.add_argument("--strategy", choices=("stratified", "uniform"), default=None,
-                       help="stratified (default): by the judges' verdict pattern, disagreements first with a share "
+                       help="instead of the default queue (adaptive, for balanced accuracy; stratified on a run with "
+                            "one judge): stratified: by the judges' verdict pattern, disagreements first with a share "
                             "of agreements woven in; uniform: a plain random order")
     label.add_argument("--for", dest="for_metric", nargs="?", const="balanced_accuracy", metavar="METRIC",
-                       help=f"build the queue to narrow this metric's difference between two judges ("
-                            f"{' or '.join(TARGET_METRICS)}; --for alone: balanced_accuracy, the table's headline): "
-                            "labels allocated across the verdict strata by Neyman allocation (docs/labelling.md)")
+                       help=f"the metric whose difference between two judges the queue narrows ("
+                            f"{' or '.join(TARGET_METRICS)}; default and --for alone: balanced_accuracy, the table's "
+                            "headline): labels allocated across the verdict strata by Neyman allocation, re-planned "
+                            "after each batch (docs/labelling.md)")
     label.add_argument("--pair", nargs=2, metavar=("A", "B"),
-                       help="with --for: the two judges (specs as the run gives them) whose difference A - B the "
-                            "queue narrows (default: every pair of the run's judges; implies --for "
-                            "balanced_accuracy when --for is not given)")
+                       help="the two judges (specs as the run gives them) whose difference A - B the queue narrows "
+                            "(default: every pair of the run's judges)")
+    label.add_argument("--batch", type=int, default=DEFAULT_BATCH, metavar="N",
+                       help=f"labels per batch of the adaptive queue: once a batch is labelled the rest is re-planned "
+                            f"from the labels (default {DEFAULT_BATCH}; 0: a fixed queue, planned before the first "
+                            "label)")
     label.add_argument("--size", type=int, metavar="N", help="answers in the queue (default: all)")
     label.add_argument("--seed", type=int, default=0, help="seed of the order (default 0)")
     label.add_argument("--agreement-share", type=float, default=DEFAULT_AGREEMENT_SHARE, metavar="F",
                        help=f"share of a stratified queue from the strata where judges agree (default "
                             f"{DEFAULT_AGREEMENT_SHARE})")
-    label.add_argument("--no-serve", action="store_true", help="write RUN/label_queue.jsonl and exit (without it: "
-                       "reuse the queue there is, else write one, and serve the labelling page)")
+    label.add_argument("--no-serve", action="store_true", help="write RUN/label_queue.jsonl and exit: an adaptive "
+                       "queue is re-planned from the labels in RUN/labels.jsonl, keeping the batches labelled or "
+                       "started; any other is drawn anew (without it: reuse the queue there is, else write one, and "
+                       "serve the labelling page, which re-plans after each batch)")
     page = label.add_argument_group("the labelling page (see docs/labelling.md)")
     page.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
     page.add_argument("--port", type=int, default=8765, help="port (default 8765)")

@@ -96,6 +96,17 @@ def plan_targets(sizes: Mapping[str, int], gold: Mapping[str, tuple[int, int]], 
                           draws=PRIOR_DRAWS if known == 0 else REPLAN_DRAWS)
 
 
+def replan(queue: Sequence[QueueItem], strata: Mapping[str, str], judges: Sequence[str],
+           labels: Mapping[str, str], pinned: Collection[str] = ()) -> list[QueueItem]:
+    """An adaptive queue re-planned from ``labels`` with the settings it records (metric, pairs, seed, batch and
+    size); ``pinned``: ids held open on the page."""
+    built = queue[0].built_for
+    pair = list(built.pairs[0]) if len(built.pairs) == 1 else None
+    return adaptive_queue(strata, judges, built.metric, labels, queue,
+                          {"pair": pair, "size": len(queue), "seed": built.seed or 0, "batch": built.batch or 1,
+                           "pinned": pinned})
+
+
 def adaptive_queue(strata: Mapping[str, str], judges: Sequence[str], metric: str, labels: Mapping[str, str],
                    previous: Sequence[QueueItem] = (), options: Mapping | None = None) -> list[QueueItem]:
     """The adaptive queue of the answers given as ``example id -> stratum`` (one letter per judge of ``judges``),
@@ -109,7 +120,7 @@ def adaptive_queue(strata: Mapping[str, str], judges: Sequence[str], metric: str
     if batch < 1:
         raise ValueError(f"--batch: {batch} (an adaptive queue needs 1 item per batch or more)")
     positions = pair_positions(judges, metric, pair)
-    built = BuiltFor(metric=metric, pairs=[(judges[i], judges[k]) for i, k in positions], batch=batch)
+    built = BuiltFor(metric=metric, pairs=[(judges[i], judges[k]) for i, k in positions], batch=batch, seed=seed)
     pools, size = shuffled_pools(strata, options.get("size"), seed)
     labels = {i: label for i, label in labels.items() if i in strata}
     kept, first, filled = (_kept(previous, labels, set(options.get("pinned", ()))) if _compatible(previous, built)

@@ -10,6 +10,12 @@ beta-binomial under a Jeffreys prior — and computes every metric on every draw
 posterior mean, the interval the draws' 2.5 and 97.5 percentiles. A stratum without labels keeps the whole prior
 range, so the interval stays honest (wide) rather than invalid; a difference between two judges needs labels only
 where they disagree, since where they agree their correctness is the same whatever the label.
+
+The same posterior holds for the adaptive queue (:mod:`groundjudge.labels.adaptive`), whose stratum sample sizes
+depend on the labels already seen: within a stratum the labelled answers are still a simple random sample, so the
+design is ignorable and the likelihood, hence the posterior, is that of a fixed design with those sample sizes.
+Beside the interval, each pair gets the exact range of its difference over every way the unlabelled answers could
+turn out (:mod:`groundjudge.labels.worst_case`): when it excludes 0 no further label can change which judge is ahead.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from groundjudge.labels.projection import (
     project_labels_to_half_width,
     project_more_labels,
 )
+from groundjudge.labels.worst_case import difference_range, pair_gain
 
 METRICS = ("accuracy", "balanced_accuracy", "macro_f1")
 """The figures estimated per judge."""
@@ -70,6 +77,12 @@ class PairEstimate(BaseModel):
         "likely be 0.05 or less (0: it is; None: no queue, or not even the rest of the queue would do)."))
     queue_target: bool = Field(default=False, description=(
         "Whether the run's queue was built for this pair and metric (groundjudge label --for / --pair)."))
+    worst_case: tuple[float, float] | None = Field(default=None, description=(
+        "a - b at its least and at its most over every way the answers without a grounded / ungrounded label "
+        "could turn out (groundjudge.labels.worst_case): exact, no assumption about them."))
+    ahead_for_good: str | None = Field(default=None, description=(
+        "The judge (a or b) ahead on this metric whatever the unlabelled answers are: no further label can change "
+        "which judge is ahead (None while one still can)."))
 
 
 class Estimates(BaseModel):
@@ -163,9 +176,16 @@ def estimate(strata: Mapping[str, StratumCounts], judges: Sequence[str], n_unsur
     judge_out = {j: {m: Interval(**dict(zip(("estimate", "ci95"), _interval(at_mean[j][m], per_judge[j][m]))))
                      for m in METRICS} for j in judges}
     pairs = []
+    size = np.array([s.size for s in ordered], dtype=float)
+    labelled = np.array([s.labelled for s in ordered], dtype=float)
+    grounded = np.array([s.grounded for s in ordered], dtype=float)
     for (ia, a), (ib, b) in combinations(enumerate(judges), 2):
         differ = sum(s.labelled for s in ordered if s.verdicts[ia] != s.verdicts[ib])
+        gain = pair_gain([s.verdicts for s in ordered], ia, ib)
         for metric in PAIR_METRICS:
+            bounds = difference_range(size, labelled, grounded, gain, metric, lambda x, m=metric: (
+                metrics_from_counts(x, ordered, ia)[m] - metrics_from_counts(x, ordered, ib)[m]))
+            leader = a if bounds[0] > 0 else b if bounds[1] < 0 else None
             diff = per_judge[a][metric] - per_judge[b][metric]
             point, ci = _interval(at_mean[a][metric] - at_mean[b][metric], diff)
             separated = ci[0] > 0 or ci[1] < 0
@@ -180,7 +200,8 @@ def estimate(strata: Mapping[str, StratumCounts], judges: Sequence[str], n_unsur
                 (a, b) in {tuple(p) for p in built_for.pairs} or (b, a) in {tuple(p) for p in built_for.pairs})
             pairs.append(PairEstimate(a=a, b=b, metric=metric, estimate=point, ci95=ci, separated=separated,
                                       labels_where_they_differ=differ, more_labels_needed=more,
-                                      labels_to_half_width=to_target, queue_target=target))
+                                      labels_to_half_width=to_target, queue_target=target,
+                                      worst_case=bounds, ahead_for_good=leader))
     return Estimates(n_labelled=sum(s.labelled for s in ordered), n_unsure=n_unsure,
                      n_answers=sum(s.size for s in ordered),
                      strata={n: {"N": s.size, "n": s.labelled, "grounded": s.grounded} for n, s in zip(names, ordered)},

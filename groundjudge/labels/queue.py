@@ -45,6 +45,7 @@ class BuiltFor(BaseModel):
         "not given: the sum of their variances)."))
     batch: int | None = Field(default=None, ge=1, description=(
         "An adaptive queue: items per batch; the queue is re-planned from the labels once a batch is labelled."))
+    seed: int | None = Field(default=None, description="An adaptive queue: the seed of its within-stratum order.")
 
 
 class QueueItem(BaseModel):

@@ -34,11 +34,12 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from groundjudge.judges.error_types import load_taxonomy
+from groundjudge.labels.adaptive import current_batch, replan, replan_due
 from groundjudge.labels.estimates import Estimates, estimate_run
-from groundjudge.labels.queue import QUEUE_FILE, read_queue
+from groundjudge.labels.queue import QUEUE_FILE, read_queue, write_queue
 from groundjudge.labels.store import (LABELS_FILE, LabelRecord, LabelSpan, append_label, latest_labels,
                                       read_labels)
-from groundjudge.labels.strata import judge_order
+from groundjudge.labels.strata import judge_order, strata_of
 from groundjudge.runs.records import find_records, read_records
 from groundjudge.types import Verdict
 from groundjudge.serve.label_schemas import (NAME_PATTERN, ErrorItem, ItemsOut, ItemView, LabelIn, LabelOut,
@@ -89,6 +90,23 @@ class LabelBook:
         self.held: dict[str, tuple[str, float]] = {}
         self.lock = threading.Lock()
         self._estimates: tuple[int, Estimates] | None = None
+        self.replan()
+
+    # --- the adaptive queue
+    def replan(self) -> bool:
+        """Re-plan an adaptive queue whose current batch is labelled (rewriting ``RUN/label_queue.jsonl``), keeping
+        the items a labeller holds open; whether it did (:mod:`groundjudge.labels.adaptive`)."""
+        with self.lock:
+            labels = {i: r.label for i, r in latest_labels(self.labels).items()}
+            if not replan_due(self.queue, labels):
+                return False
+            now = time.monotonic()
+            pinned = [i for i, (_, since) in self.held.items() if now - since <= HOLD_S and i not in labels]
+            self.queue = replan(self.queue, strata_of(self.records), self.judges, labels, pinned)
+            write_queue(self.queue, self.run_dir)
+            self.position = {item.id: i for i, item in enumerate(self.queue)}
+            self._estimates = None
+            return True
 
     # --- whose item is it
     def order(self, labeller: str) -> list[str]:
@@ -129,10 +147,13 @@ class LabelBook:
         order = self.order(labeller)
         done = [i for i in order if (i, labeller) in self.mine]
         pending = [i for i in order if (i, labeller) not in self.mine]
+        batch = current_batch(self.queue, {r.id for r in self.labels})
+        planned = next((item.seen for item in self.queue if item.batch == batch), None)
         return Progress(labeller=labeller, labelled=len(done), queue_size=len(order), order=order, done=done,
                         next=pending[0] if pending else None,
                         labelled_by_anyone=len({r.id for r in self.labels if r.id in self.position}),
-                        queue_total=len(self.queue))
+                        queue_total=len(self.queue), batch=None if batch is None else batch + 1,
+                        planned_from=planned)
 
     # --- writing
     def check(self, body: LabelIn) -> LabelIn:
@@ -307,13 +328,23 @@ def label_app(run_dir: str | Path, labeller: str = "anonymous", *, show_judges: 
 
     @app.post("/api/labels", responses={**PROBLEMS, 415: {"model": Problem, "description": "The body is not JSON."}})
     def post_label(body: LabelIn = Body(), labeller: str | None = name_query) -> LabelOut:
-        """Append a label (422 with the reason, and nothing written, when it is not valid)."""
+        """Append a label (422 with the reason, and nothing written, when it is not valid); the label that completes
+        a batch of an adaptive queue re-plans the rest (``replanned``)."""
         name = body.labeller or who(labeller)
         try:
             record = book.add(body, name)
         except LabelRefused as err:
             raise HTTPException(422, err.refused()["detail"]) from None
-        return LabelOut(label=record, item=book.item(record.id, name, show_judges), progress=book.progress(name))
+        replanned = book.replan()
+        return LabelOut(label=record, item=book.item(record.id, name, show_judges), progress=book.progress(name),
+                        replanned=replanned)
+
+    @app.post("/api/replan", responses={**PROBLEMS, 415: {"model": Problem, "description": "Not sent as JSON."}})
+    def post_replan(labeller: str | None = name_query) -> Progress:
+        """Re-plan an adaptive queue from the labels so far if its current batch is labelled (a label posted does
+        this by itself; this is for labels that came another way); the labeller's progress after it."""
+        book.replan()
+        return book.progress(who(labeller))
 
     @app.get("/api/progress", responses=PROBLEMS)
     def progress(labeller: str | None = name_query) -> Progress:

@@ -114,6 +114,10 @@ class Progress(BaseModel):
     next: str | None = Field(description="The first item of ``order`` they have not labelled.")
     labelled_by_anyone: int
     queue_total: int
+    batch: int | None = Field(default=None, description=(
+        "An adaptive queue: the batch being labelled (1 first); null for a fixed queue or when all is labelled."))
+    planned_from: int | None = Field(default=None, description=(
+        "An adaptive queue: how many grounded / ungrounded labels the plan of the current batch knew."))
 
 
 class TaxonomyEntry(BaseModel):
@@ -141,6 +145,8 @@ class LabelOut(BaseModel):
     label: LabelRecord
     item: ItemView
     progress: Progress
+    replanned: bool = Field(default=False, description=(
+        "This label completed a batch of an adaptive queue and the rest of the queue was re-planned."))
 
 
 def judge_view(judge: str, verdict: Verdict) -> JudgeView:

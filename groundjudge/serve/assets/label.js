@@ -149,7 +149,8 @@
     if (!progress) return;
     $("progress").textContent = progress.labelled + " / " + progress.queue_size + " labelled" +
       (progress.labelled_by_anyone !== progress.labelled ? " (" + progress.labelled_by_anyone + " of " +
-       progress.queue_total + " by anyone)" : "");
+       progress.queue_total + " by anyone)" : "") +
+      (progress.batch ? " · batch " + progress.batch + " (planned from " + progress.planned_from + " labels)" : "");
     $("progress-bar").max = Math.max(1, progress.queue_size);
     $("progress-bar").value = progress.labelled;
   }
@@ -172,16 +173,28 @@
     }
     box.appendChild(table);
     renderPPI(box, est.ppi);
-    for (const p of est.pairs.filter((x) => x.metric === "balanced_accuracy")) {
+    // the pairs and metric the queue aims at (else balanced accuracy, the table's headline)
+    const aimed = est.pairs.filter((x) => x.queue_target);
+    for (const p of aimed.length ? aimed : est.pairs.filter((x) => x.metric === "balanced_accuracy")) {
       const line = el("p", null, "pair");
+      line.appendChild(document.createTextNode(p.metric.replace("_", " ") + ": "));
       line.appendChild(el("span", p.a, "judge-name"));
       line.appendChild(document.createTextNode(" − "));
       line.appendChild(el("span", p.b, "judge-name"));
+      const same = p.ci95[0] === 0 && p.ci95[1] === 0;
+      const toZero = p.separated ? "separated" : same ? "(the same verdict on every answer)" :
+        "not separated yet" + (p.more_labels_needed ? " (~" + p.more_labels_needed + " more labels)" : "");
+      const toTarget = p.labels_to_half_width === null || p.labels_to_half_width === undefined ? "" :
+        p.labels_to_half_width === 0 ? " · ±0.05 reached" : " · ±0.05 in ~" + p.labels_to_half_width + " more";
       line.appendChild(document.createTextNode(": " + (p.estimate >= 0 ? "+" : "") + fmt(p.estimate) + " [" +
-        fmt(p.ci95[0]) + ", " + fmt(p.ci95[1]) + "] " + (p.separated ? "separated" :
-        p.ci95[0] === 0 && p.ci95[1] === 0 ? "(the same verdict on every answer)" : "not separated yet" +
-        (p.more_labels_needed ? " (~" + p.more_labels_needed + " more labels)" : ""))));
+        fmt(p.ci95[0]) + ", " + fmt(p.ci95[1]) + "] " + toZero + (same ? "" : toTarget)));
       box.appendChild(line);
+      if (p.ahead_for_good && !same) {
+        const settled = el("p", null, "pair settled");
+        settled.appendChild(document.createTextNode("no further label can change which is ahead: "));
+        settled.appendChild(el("span", p.ahead_for_good, "judge-name"));
+        box.appendChild(settled);
+      }
     }
   }
 
@@ -271,7 +284,8 @@
       progress = out.progress;
       renderProgress();
       const next = nextUnlabelled();
-      say("saved " + id + ": " + label + (next ? "" : " · every item of your queue is labelled"));
+      say("saved " + id + ": " + label + (out.replanned ? " · batch " + progress.batch + " planned from the " +
+          progress.planned_from + " labels so far" : "") + (next ? "" : " · every item of your queue is labelled"));
       if (next) show(next); else render(out.item);
       refreshEstimates();
     } catch (err) {
