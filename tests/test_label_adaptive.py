@@ -150,7 +150,9 @@ def test_adaptive_queue_covers_and_is_narrower_than_uniform(metric, equal_balanc
     at 50 and 100 labels cover the true difference in 93-97% of corpora, are narrower than uniform's, and need
     fewer labels than uniform for the same mean width.
 
-    Measured (seed 45, batches of 10): see docs/labelling.md (section 1, the adaptive queue)."""
+    Measured (seed 45, batches of 10): balanced accuracy: coverage 0.937 / 0.935 at 50 / 100 labels (uniform 0.943 /
+    0.936), uniform needs 1.73x / 1.83x the labels (the fixed neyman queue: 1.69x / 1.79x); accuracy: coverage
+    0.947 / 0.954, 4.8x at 50 (fixed 4.7x), more than 4x at 100 (narrower than uniform at 400 labels)."""
     result = simulate_adaptive(metric, equal_balanced)
     print({key: value for key, value in result.items() if key[0] != "uniform" or key[1] in (50, 100)})
     for k in (50, 100):
