@@ -7,7 +7,10 @@ reports the labels each strategy needs before the 95% interval excludes 0 and be
 the ratio of labels uniform needs for the interval width the stratified queue reaches, and draws the mean
 interval width against labels (``ci_width.png``). Beside the old stratified queue and uniform it measures the
 queues built for one metric (``groundjudge label RUN --for accuracy|balanced_accuracy``: Neyman allocation,
-``groundjudge.labels.allocation``), named ``neyman:accuracy`` and ``neyman:balanced_accuracy``.
+``groundjudge.labels.allocation``), named ``neyman:accuracy`` and ``neyman:balanced_accuracy``, and the adaptive
+queues (``groundjudge label RUN [--for METRIC]``, the default: re-planned from the labels after each batch of 10,
+``groundjudge.labels.adaptive``), named ``adaptive:accuracy`` and ``adaptive:balanced_accuracy``: a person labels
+the queue in order and it is re-planned whenever a batch is done, as ``groundjudge label`` does.
 
     python scripts/label_budget.py --out results/labels
 
@@ -30,6 +33,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from groundjudge.labels.adaptive import adaptive_queue, replan_due  # noqa: E402
 from groundjudge.labels.estimates import estimate, strata_counts  # noqa: E402
 from groundjudge.labels.queue import build_metric_queue, build_queue  # noqa: E402
 from groundjudge.labels.strata import pattern  # noqa: E402
@@ -50,8 +54,25 @@ PAIRS = [
 """The pairs measured: (run folder, judge spec; None = the run's only judge) for each side."""
 
 
-STRATEGIES = ("stratified", "uniform", "neyman:accuracy", "neyman:balanced_accuracy")
-"""The queues compared: the old stratified one, uniform, and the two built for one metric (--for)."""
+STRATEGIES = ("stratified", "uniform", "neyman:accuracy", "neyman:balanced_accuracy", "adaptive:accuracy",
+              "adaptive:balanced_accuracy")
+"""The queues compared: the old stratified one, uniform, the two built for one metric and fixed (--for METRIC
+--batch 0), and the two adaptive ones (--for METRIC; adaptive:balanced_accuracy is the default queue)."""
+
+
+def adaptive_order(strata: dict, judges, metric: str, gold: dict, seed: int) -> list:
+    """The items of the adaptive queue in the order a person labelling it in order gives them, re-planned
+    whenever a batch is done."""
+    given: dict[str, str] = {}
+    queue = adaptive_queue(strata, judges, metric, given, (), {"seed": seed})
+    order = []
+    while len(given) < len(queue):
+        item = next(item for item in queue if item.id not in given)
+        given[item.id] = gold[item.id]
+        order.append(item)
+        if replan_due(queue, given):
+            queue = adaptive_queue(strata, judges, metric, given, queue, {"seed": seed})
+    return order
 
 
 def steps_for(n: int) -> list[int]:
@@ -64,7 +85,9 @@ def trace(verdicts: dict, gold: dict, strategy: str, seed: int, draws: int) -> l
     """Interval of a - b after each step of labels of one seeded queue."""
     judges = ("a", "b")
     strata = {i: pattern(v, judges) for i, v in verdicts.items()}
-    if strategy.startswith("neyman:"):
+    if strategy.startswith("adaptive:"):
+        queue = adaptive_order(strata, judges, strategy.split(":", 1)[1], gold, seed)
+    elif strategy.startswith("neyman:"):
         queue = build_metric_queue(strata, judges, strategy.split(":", 1)[1], None, None, seed)
     else:
         queue = build_queue(strata, strategy, None, seed)
@@ -149,12 +172,13 @@ def plot(results: list[dict], path: Path) -> None:
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(2, len(results), figsize=(4.2 * len(results), 7.0), sharey="row", squeeze=False)
-    styles = {"stratified": "-", "uniform": "--", "neyman:accuracy": "-.", "neyman:balanced_accuracy": ":"}
+    styles = {"stratified": "-", "uniform": "--", "neyman:accuracy": "-.", "neyman:balanced_accuracy": ":",
+              "adaptive:accuracy": (0, (5, 1, 1, 1, 1, 1)), "adaptive:balanced_accuracy": (0, (1, 1))}
     for row, metric in enumerate(("accuracy", "balanced_accuracy")):
         for ax, result in zip(axes[row], results):
             for strategy in STRATEGIES:
                 s = result["strategies"][strategy]
-                ax.plot(s["labels"], s[metric]["mean_width"], styles[strategy], label=strategy)
+                ax.plot(s["labels"], s[metric]["mean_width"], linestyle=styles[strategy], label=strategy)
             ax.axhline(0.10, color="grey", lw=0.8, ls=":")
             ax.set_title(f"{result['pair']}\n(disagree on {result['disagreement_share']:.0%})", fontsize=8)
             ax.set_xlabel("labels")
@@ -197,10 +221,12 @@ def main() -> int:
                   f"hw.05 strat {s[m]['labels_to_half_width_0.05_median']} unif {u[m]['labels_to_half_width_0.05_median']}; "
                   f"gain {r['measured_gain'][m]}; coverage {s[m]['coverage_of_true_difference']:.3f}/"
                   f"{u[m]['coverage_of_true_difference']:.3f}")
-            n = r["strategies"][f"neyman:{m}"]
-            print(f"   {m} --for {m}: excl0 {n[m]['labels_to_exclude_0_median']}; hw.05 "
-                  f"{n[m]['labels_to_half_width_0.05_median']}; gain {r['measured_gain_by_queue'][f'neyman:{m}'][m]}; "
-                  f"coverage {n[m]['coverage_of_true_difference']:.3f}")
+            for kind in ("neyman", "adaptive"):
+                n = r["strategies"][f"{kind}:{m}"]
+                print(f"   {m} {kind}:{m}: excl0 {n[m]['labels_to_exclude_0_median']}; hw.05 "
+                      f"{n[m]['labels_to_half_width_0.05_median']}; gain "
+                      f"{r['measured_gain_by_queue'][f'{kind}:{m}'][m]}; "
+                      f"coverage {n[m]['coverage_of_true_difference']:.3f}")
     return 0
 
 
