@@ -10,10 +10,23 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_label_queue_for import (NAMES, QUEUES, UNIFORM_GRID, corpora, intervals, labelled_counts,
-                                  threshold_corpora, true_difference)
+from test_label_queue_for import (
+    NAMES,
+    QUEUES,
+    UNIFORM_GRID,
+    corpora,
+    intervals,
+    labelled_counts,
+    threshold_corpora,
+    true_difference,
+)
 
-from groundjudge.labels.adaptive import adaptive_queue, current_batch, plan_targets, replan_due
+from groundjudge.labels.adaptive import (
+    adaptive_queue,
+    current_batch,
+    plan_targets,
+    replan_due,
+)
 from groundjudge.labels.queue import build_metric_queue, shuffled_pools, weave
 
 JUDGES = ("A", "B")
@@ -77,7 +90,7 @@ def test_the_next_batch_depends_on_the_labels_it_got():
     split = labels_for(lambda item, k: "grounded" if k % 2 else "ungrounded")
     after = {name: adaptive_queue(strata, JUDGES, "balanced_accuracy", labels, queue, {"seed": 3})
              for name, labels in (("alike", alike), ("split", split))}
-    for name, replanned in after.items():
+    for replanned in after.values():
         assert [item.id for item in replanned[:BATCH]] == [item.id for item in first]     # labelled: kept
         assert {item.batch for item in replanned[BATCH:2 * BATCH]} == {1}
         assert {item.seen for item in replanned[BATCH:]} == {BATCH}
@@ -167,7 +180,11 @@ def test_worst_case_range_is_exact_and_says_when_the_leader_is_settled():
     says a is ahead for good."""
     import itertools
 
-    from groundjudge.labels.estimates import StratumCounts, estimate, metrics_from_counts
+    from groundjudge.labels.estimates import (
+        StratumCounts,
+        estimate,
+        metrics_from_counts,
+    )
     from groundjudge.labels.worst_case import difference_range, pair_gain
 
     rng = np.random.default_rng(0)
@@ -182,8 +199,8 @@ def test_worst_case_range_is_exact_and_says_when_the_leader_is_settled():
         grid = np.array(list(itertools.product(*[range(g, g + s - n + 1) for g, s, n in zip(grounded, size, labelled)])),
                         dtype=float)
         for metric in ("accuracy", "balanced_accuracy"):
-            def diff(x, m=metric):
-                return metrics_from_counts(x, strata, 0)[m] - metrics_from_counts(x, strata, 1)[m]
+            def diff(x, m=metric, s=strata):
+                return metrics_from_counts(x, s, 0)[m] - metrics_from_counts(x, s, 1)[m]
             low, high = difference_range(size, labelled, grounded, pair_gain(verdicts, 0, 1), metric, diff)
             assert (low, high) == pytest.approx((diff(grid).min(), diff(grid).max()), abs=1e-12)
     names = {"GG": ("grounded", "grounded"), "GU": ("grounded", "ungrounded"), "UG": ("ungrounded", "grounded"),

@@ -28,10 +28,15 @@ from groundjudge.labels.queue import (
     read_queue,
     write_queue,
 )
-from groundjudge.labels.store import LABELS_FILE, LabelsError, latest_labels, read_labels
+from groundjudge.labels.store import (
+    LABELS_FILE,
+    LabelsError,
+    latest_labels,
+    read_labels,
+)
 from groundjudge.labels.strata import judge_order, strata_of
-from groundjudge.runs.lock import RunLock, RunLockError
 from groundjudge.runs.lean_records import read_lean_records
+from groundjudge.runs.lock import RunLock, RunLockError
 from groundjudge.runs.records import find_records
 
 ESTIMATES_FILE = "estimates.json"

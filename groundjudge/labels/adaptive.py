@@ -32,7 +32,13 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 
 from groundjudge.labels.allocation import PRIOR_DRAWS, neyman_targets
-from groundjudge.labels.queue import BuiltFor, QueueItem, pair_positions, shuffled_pools, weave
+from groundjudge.labels.queue import (
+    BuiltFor,
+    QueueItem,
+    pair_positions,
+    shuffled_pools,
+    weave,
+)
 
 DEFAULT_BATCH = 10
 """Items per batch of an adaptive queue (``groundjudge label --batch``)."""

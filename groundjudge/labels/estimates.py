@@ -183,8 +183,8 @@ def estimate(strata: Mapping[str, StratumCounts], judges: Sequence[str], n_unsur
         differ = sum(s.labelled for s in ordered if s.verdicts[ia] != s.verdicts[ib])
         gain = pair_gain([s.verdicts for s in ordered], ia, ib)
         for metric in PAIR_METRICS:
-            bounds = difference_range(size, labelled, grounded, gain, metric, lambda x, m=metric: (
-                metrics_from_counts(x, ordered, ia)[m] - metrics_from_counts(x, ordered, ib)[m]))
+            bounds = difference_range(size, labelled, grounded, gain, metric, lambda x, m=metric, i=ia, k=ib: (
+                metrics_from_counts(x, ordered, i)[m] - metrics_from_counts(x, ordered, k)[m]))
             leader = a if bounds[0] > 0 else b if bounds[1] < 0 else None
             diff = per_judge[a][metric] - per_judge[b][metric]
             point, ci = _interval(at_mean[a][metric] - at_mean[b][metric], diff)
