@@ -195,6 +195,8 @@ def test_corrections_are_picked_from_human_labels(llm_server, data, tmp_path):
     assert run(data, spec, out) == 0
     verdicts = {r.example.id: r.result.verdict.label for r in read_records(out / "records.jsonl").results}
     assert verdicts["q0-g"] == "grounded" and verdicts["q1-u"] == "ungrounded"
+    header, *results = (out / "records.jsonl").read_text().splitlines(keepends=True)
+    (out / "records.jsonl").write_text(header + "".join(reversed(results)))   # completion order is any order
     flip = {"grounded": "ungrounded", "ungrounded": "grounded"}
     labels = out / "labels.jsonl"
     append_label(labels, LabelRecord(id="q0-g", label=flip[verdicts["q0-g"]], note="the 20 days are business days"))

@@ -19,7 +19,7 @@ from groundjudge.runs.records import find_records, read_records
 def corrections_pool(run_dir: str | Path, judge: str | None = None, labels: str | Path | None = None
                      ) -> list[Demonstration]:
     """The corrections of ``judge`` (a judge spec of the run; optional when the run has one judge) in a labelled
-    run folder, in records order; ``labels``: another labels file (default ``RUN/labels.jsonl``)."""
+    run folder, in the order they were labelled; ``labels``: another labels file (default ``RUN/labels.jsonl``)."""
     records = read_records(find_records(run_dir))
     specs = [spec.spec for spec in records.header.judges]
     if judge is None:
@@ -29,11 +29,12 @@ def corrections_pool(run_dir: str | Path, judge: str | None = None, labels: str 
     if judge not in specs:
         raise UsageError(f"{run_dir}: no judge {judge!r} in the run; judges: {', '.join(specs)}")
     gold = load_gold(labels or run_dir, {r.example.id for r in records.results})
+    said_by = {r.example.id: r for r in records.results if r.judge == judge}
     pool = []
-    for record in records.results:
-        human = gold.get(record.example.id)
-        said = record.result.verdict.label
-        if record.judge != judge or human is None or human.label == "unsure" or said == "abstain":
+    for example_id, human in gold.items():          # labelling order: records come in completion order
+        record = said_by.get(example_id)
+        said = record.result.verdict.label if record else None
+        if record is None or human.label == "unsure" or said == "abstain":
             continue
         if said != human.label:
             ex = record.example
