@@ -21,10 +21,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import statistics
 import tempfile
 import time
+
+from groundjudge.local_nli.precision import cpu_description
 
 
 def claim_rule(probs, tau: float = 0.5) -> list[str]:
@@ -77,7 +78,7 @@ def main() -> None:
     rules = {name: claim_rule(p) for name, p in probs.items()}
     figures = {
         "model": args.model, "pairs": n, "threads": torch.get_num_threads(), "torch": torch.__version__,
-        "cpu": platform.processor() or platform.machine(), "bf16_flags": bf16_flags_seen(),
+        "cpu": cpu_description(), "bf16_flags": bf16_flags_seen(),
         "auto_chose": auto.placement.dtype, "auto_note": auto.placement.note,
         "check_seconds": records[0].seconds if records else None, "auto_load_wall_s": round(load_s, 3),
         "agreement_argmax": float((argmax["float32"] == argmax["bfloat16"]).mean()),

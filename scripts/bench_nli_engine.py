@@ -60,7 +60,6 @@ import datetime
 import itertools
 import json
 import os
-import platform
 import resource
 import shutil
 import sys
@@ -75,6 +74,7 @@ import numpy as np
 
 from groundjudge.local_nli.model import resolve_model, torch_threads
 from groundjudge.local_nli.nli_model import NLIModel, ScoreStats
+from groundjudge.local_nli.precision import cpu_description
 from groundjudge.paths import portable_model
 
 if TYPE_CHECKING:   # the data-set parts import these when they run (--pairs-file runs need only the engine)
@@ -777,7 +777,7 @@ def main() -> None:
         "pairs_from": args.pairs_file and "--pairs-file" or
         ("SummEdits + HaluEval QA, alternating" if args.mix else "SummEdits"),
         "max_length": fp32.max_length, "top_k": args.top_k, "window_tokens": args.window_tokens,
-        "threads": torch_threads(), "device": fp32.device, "machine": platform.processor() or platform.machine(),
+        "threads": torch_threads(), "device": fp32.device, "machine": cpu_description(),
         "repeats": args.repeats,
         "load_average_before": os.getloadavg(),
         "same_pairs": same_pairs(engines, premises, hypotheses, args.repeats, args.slice, peers,

@@ -51,6 +51,9 @@ def test_auto_proposes_bfloat16_only_where_the_cpu_has_bf16_units():
     # no /proc/cpuinfo (macOS, Windows): torch's own query answers, as flags
     assert precision.cpu_flags(lambda: "") <= {"avx512_bf16", "amx_bf16"}
     assert precision.bf16_flags_seen(old) == "none" and precision.bf16_flags_seen(spr) == "amx_bf16, avx512_bf16"
+    epyc = "processor\t: 0\nmodel name\t: AMD EPYC 9R14\nflags\t\t: fpu avx512f avx512_bf16\n"
+    assert precision.cpu_description(lambda: epyc) == "AMD EPYC 9R14 (bf16 units: avx512_bf16)"
+    assert precision.cpu_description(lambda: OLD_XEON).endswith("(bf16 units: none)")   # no model name: platform's
 
 
 def test_a_forced_bfloat16_without_bf16_units_is_one_line_naming_the_setting(monkeypatch):

@@ -62,6 +62,22 @@ def machine_flags() -> frozenset[str]:
     return cpu_flags()
 
 
+def cpu_model(read: Callable[[], str] = read_cpuinfo) -> str:
+    """The CPU's model name from ``read()`` (a /proc/cpuinfo text; x86 ``model name``), else the platform's."""
+    import platform
+
+    for line in read().splitlines():
+        key, _, value = line.partition(":")
+        if key.strip().lower() in ("model name", "cpu model", "hardware") and value.strip():
+            return value.strip()
+    return platform.processor() or platform.machine()
+
+
+def cpu_description(read: Callable[[], str] = read_cpuinfo) -> str:
+    """What a benchmark records about the CPU: its model name and which bf16 matrix units it has (or none)."""
+    return f"{cpu_model(read)} (bf16 units: {bf16_flags_seen(cpu_flags(read))})"
+
+
 def native_bf16_cpu(flags: frozenset[str] | None = None) -> bool:
     """Whether a CPU with these flags (default: this one) multiplies bfloat16 matrices in hardware."""
     have = machine_flags() if flags is None else flags
