@@ -10,7 +10,7 @@ import sys
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from groundjudge.cli import (attack, export, judges, label, perturb, prompts, replay, report,  # noqa: E402
-                             run, serve, summarize, train, tune)
+                             run, serve, summarize, train, train_error_types, tune)
 from groundjudge.cli.common import UsageError  # noqa: E402
 from groundjudge.experiment import ExperimentError  # noqa: E402
 from groundjudge.formats.load import DataError  # noqa: E402
@@ -28,7 +28,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="groundjudge", description=__doc__)
     parser.add_argument("-v", "--verbose", action="store_true", help="log more")
     verbs = parser.add_subparsers(dest="verb", required=True)
-    for verb in (run, replay, judges, prompts, report, summarize, train, export, attack, perturb, serve, label, tune):
+    for verb in (run, replay, judges, prompts, report, summarize, train, train_error_types, export, attack, perturb, serve,
+                 label, tune):
         verb.add_parser(verbs)
     return parser
 

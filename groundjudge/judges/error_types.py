@@ -2,10 +2,15 @@
 
 The default taxonomy is the six legal error types (``groundjudge/judges/taxonomies/legal_error_types.json``);
 ``taxonomy=PATH`` points at any JSON list of ``{"name", "definition"}`` to use another.
+
+``backend=local`` calls no language model: the local judge ``detector`` decides grounding and a head trained by
+``groundjudge train-error-types`` (``model=PATH``) types each unsupported sentence
+(:mod:`groundjudge.judges.error_types_local`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from dataclasses import dataclass
@@ -17,6 +22,7 @@ from pydantic import BaseModel, Field, create_model
 
 from groundjudge.judges import register
 from groundjudge.judges.claims import ClaimsJudge
+from groundjudge.judges.composite import InnerJudge, build_inner
 from groundjudge.llm import ProviderError
 from groundjudge.types import ClaimVerdict, Example, JudgeResult, LLMCall
 
@@ -96,6 +102,37 @@ class ErrorTypesJudge(ClaimsJudge):
     TEMPLATES: ClassVar[tuple[str, ...]] = ("claims_extract", "facts_extract", "claims_verify", "claim_yesno",
                                            "error_types_classify")
     taxonomy: str | None = None
+    backend: Literal["llm", "local"] = "llm"
+    """``llm``: the claims chain and a typing call; ``local``: the ``detector`` judge and the head at ``model=PATH``
+    (a folder of ``groundjudge train-error-types``), no language model."""
+    detector: InnerJudge = "cosine"
+    """backend=local: the local judge whose score (and per-sentence scores) decide grounding."""
+
+    def __post_init__(self) -> None:
+        unset = self.threshold is None
+        super().__post_init__()
+        typer = None
+        if self.backend == "local":
+            from groundjudge.judges.error_types_local import LocalTyper, head_folder
+
+            default_model = next(f.default for f in dataclasses.fields(self) if f.name == "model")
+            folder = head_folder(self.model, default_model)
+            self._check_head_types(folder)
+            typer = LocalTyper(folder=folder, detector=build_inner(self.detector, self.service))
+            if unset:
+                object.__setattr__(self, "threshold", typer.default_threshold)
+        object.__setattr__(self, "_typer", typer)
+        object.__setattr__(self, "_local", typer.detector if typer else None)   # judge_parts reaches it
+
+    def _check_head_types(self, folder: str) -> None:
+        from groundjudge.judges.registry import SpecError
+        from groundjudge.local_nli.error_type_head import head_settings
+
+        names = {t.name for t in load_taxonomy(self.taxonomy)}
+        extra = sorted(set(head_settings(folder).types) - names)
+        if extra:
+            raise SpecError(f"error_types: model={folder} types {extra[0]!r}, which the taxonomy "
+                            f"({self.taxonomy or 'the default'}) does not name")
 
     async def classify(self, example: Example, claims: tuple[ClaimVerdict, ...],
                        calls: list[LLMCall]) -> tuple[ClaimVerdict, ...]:
@@ -120,14 +157,20 @@ class ErrorTypesJudge(ClaimsJudge):
         return tuple(updated)
 
     def expected_calls(self, example: Example) -> list[tuple[str, dict, int]]:
-        """The claims chain's calls plus one classification (assumed for every example: an upper bound)."""
+        """The claims chain's calls plus one classification (assumed for every example: an upper bound); none for
+        backend=local."""
+        if self.backend == "local":
+            return []
         taxonomy = [t.model_dump() for t in load_taxonomy(self.taxonomy)]
         classify = ("error_types_classify", {"context": list(example.context), "question": example.question,
                                              "claims": [example.answer], "taxonomy": taxonomy}, 60)
         return super().expected_calls(example) + [classify]
 
     async def assess(self, example: Example) -> JudgeResult:
-        """Judge with the claims chain, then type the unsupported claims."""
+        """Judge with the claims chain, then type the unsupported claims (backend=local: the detector, then the
+        head)."""
+        if self._typer is not None:
+            return await self._typer.assess(example, self.threshold)
         result = await super().assess(example)
         if not result.verdict.claims:
             return result

@@ -1,0 +1,138 @@
+"""Evaluate the local error-type head (issue 44, item 5) on the hand-written legal QA answers and other typed sets.
+
+Figures (each: n, macro-F1 with a percentile bootstrap 95% interval over answers, accuracy, per-type P/R/F1 and the
+confusion matrix):
+
+- ``oracle``: the head on each hand-written ungrounded answer's altered sentence (``meta.altered_sentence``), i.e.
+  typing alone, given which sentence is wrong;
+- ``end_to_end``: for each ``--records`` run of ``error_types:backend=local``, the type of the first typed claim of
+  each ungrounded answer (none when the judge called it grounded: a miss, never a class), as the report counts it;
+- ``--extra FILE:SPLIT:SOURCE`` sets (e.g. the rule variants of the legal QA answers in datasets/legal_types).
+
+It also checks that the training data holds no legal QA text: no training row has ``meta.source`` legal_qa, and no
+training claim shares a run of 8 words with a legal QA answer or passage.
+
+    .venv/bin/python scripts/eval_error_types_local.py --model DIR --train-data FILES... --out FILE.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+from pathlib import Path
+
+from groundjudge.formats.load import load_examples
+from groundjudge.judges.error_types import load_taxonomy
+from groundjudge.local_nli.error_type_data import typed_pairs, words
+from groundjudge.local_nli.error_type_head import load_head
+from groundjudge.local_nli.error_type_train import keep, typing_scores
+
+TYPES = tuple(t.name for t in load_taxonomy(None))
+NGRAM = 8
+
+
+def scored(gold: list[str], predicted: list[str | None], n_boot: int, seed: int) -> dict:
+    """Typing scores with a bootstrap 95% interval of macro-F1 (none = no type given, counted as a miss)."""
+    pred = [p or "(none)" for p in predicted]
+    figures = typing_scores(gold, pred, TYPES)
+    figures["per_type"] = {k: v for k, v in figures["per_type"].items() if k in TYPES}
+    f1s = [v["f1"] for v in figures["per_type"].values()]
+    figures["macro_f1"] = sum(f1s) / len(f1s) if f1s else 0.0
+    figures["n_none"] = pred.count("(none)")
+    rng = random.Random(seed)
+    draws = []
+    for _ in range(n_boot):
+        idx = [rng.randrange(len(gold)) for _ in gold]
+        sample = typing_scores([gold[i] for i in idx], [pred[i] for i in idx], TYPES)
+        per = [v["f1"] for k, v in sample["per_type"].items() if k in TYPES]
+        draws.append(sum(per) / len(per) if per else 0.0)
+    draws.sort()
+    figures["macro_f1_ci95"] = [draws[int(0.025 * n_boot)], draws[int(0.975 * n_boot) - 1]]
+    return figures
+
+
+def leakage(train_files: list[str], source: str, split: str | None, legal_qa: str) -> dict:
+    """Training rows from legal QA, and training claims sharing an 8-word run with a legal QA text."""
+    rows = [r for r in load_examples(train_files).examples if keep(r, source, split)]
+    pairs = typed_pairs(rows, TYPES)
+    qa = load_examples([legal_qa]).examples
+    grams = set()
+    for ex in qa:
+        for text in (ex.answer, *ex.context):
+            w = words(text)
+            grams |= {tuple(w[i:i + NGRAM]) for i in range(len(w) - NGRAM + 1)}
+    shared = [p.source_id for p in pairs
+              if any(tuple(words(p.claim)[i:i + NGRAM]) in grams for i in range(len(words(p.claim)) - NGRAM + 1))]
+    return {"training_pairs": len(pairs), "rows_from_legal_qa": sum(1 for r in rows
+                                                                    if (r.meta or {}).get("source") == "legal_qa"),
+            "claims_sharing_8_words_with_legal_qa": len(shared), "examples": shared[:5]}
+
+
+def end_to_end(records: Path, gold: dict[str, str], n_boot: int, seed: int) -> dict:
+    """Typing of a run's records on the gold ungrounded answers (first typed claim's type)."""
+    given: dict[str, str | None] = {}
+    spec = None
+    labels = {}
+    for line in records.open(encoding="utf-8"):
+        row = json.loads(line)
+        if "verdict" not in row:
+            continue
+        verdict = row["verdict"]
+        spec = row.get("judge", spec)
+        if verdict["example_id"] in gold:
+            types = [c.get("error_type") for c in verdict.get("claims", []) if c.get("error_type")]
+            given[verdict["example_id"]] = types[0] if types else None
+            labels[verdict["example_id"]] = verdict["label"]
+    ids = [i for i in gold if i in given]
+    out = scored([gold[i] for i in ids], [given[i] for i in ids], n_boot, seed)
+    out["judge"] = spec
+    out["called_ungrounded"] = sum(1 for i in ids if labels[i] == "ungrounded")
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Write the figures as JSON and print the headline."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", required=True)
+    parser.add_argument("--legal-qa", default="datasets/legal_qa/legal_qa.jsonl")
+    parser.add_argument("--split", default="test")
+    parser.add_argument("--train-data", nargs="+", required=True)
+    parser.add_argument("--train-source", default="contractnli")
+    parser.add_argument("--train-split", default="dev")
+    parser.add_argument("--records", nargs="*", default=[], type=Path)
+    parser.add_argument("--extra", nargs="*", default=[], metavar="FILE:SPLIT:SOURCE")
+    parser.add_argument("--n-boot", type=int, default=2000)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", required=True, type=Path)
+    args = parser.parse_args(argv)
+
+    head = load_head(args.model)
+    qa = [r for r in load_examples([args.legal_qa]).examples if r.split == args.split]
+    pairs = typed_pairs(qa, TYPES, head.settings.evidence_k)
+    result = {"model_card": json.loads((Path(args.model) / "model_card.json").read_text(encoding="utf-8")),
+              "leakage": leakage(args.train_data, args.train_source, args.train_split, args.legal_qa)}
+    result["oracle"] = scored([p.label for p in pairs], head.predict(pairs), args.n_boot, args.seed)
+    result["oracle"]["predictions"] = {p.source_id: t for p, t in zip(pairs, head.predict(pairs))}
+    gold = {p.source_id: p.label for p in pairs}
+    result["end_to_end"] = [end_to_end(r, gold, args.n_boot, args.seed) for r in args.records]
+    result["extra"] = {}
+    for item in args.extra:
+        path, split, source = item.split(":")
+        rows = [r for r in load_examples([path]).examples if keep(r, source or None, split or None)]
+        extra = typed_pairs(rows, TYPES, head.settings.evidence_k)
+        result["extra"][item] = scored([p.label for p in extra], head.predict(extra), args.n_boot, args.seed)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    o = result["oracle"]
+    print(f"oracle sentence, n={o['n']}: macro-F1 {o['macro_f1']:.3f} {o['macro_f1_ci95']}, acc {o['accuracy']:.3f}")
+    for e in result["end_to_end"]:
+        print(f"{e['judge']}: macro-F1 {e['macro_f1']:.3f} {e['macro_f1_ci95']}, none {e['n_none']}/{e['n']}")
+    for k, e in result["extra"].items():
+        print(f"{k}: n={e['n']} macro-F1 {e['macro_f1']:.3f} {e['macro_f1_ci95']}")
+    print(json.dumps(result["leakage"]))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,80 @@
+"""Typed one-error variants of ContractNLI contract text, to train the local error-type head (issue 44, item 5).
+
+Sources: the contracts that `datasets/legal_types` puts in its **dev** split (its ContractNLI test contracts and
+every legal QA item are left out). Each ContractNLI span of 8-60 words is one grounded "answer"; its context is
+the span with up to two spans either side. `groundjudge perturb`'s engine (rules only, lexical check, seed given)
+makes at most one variant per type per span. Writes native JSON lines (meta.source = contractnli, split = dev).
+
+    .venv/bin/python scripts/make_error_type_variants.py --out /tmp/cnli_variants.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+from collections import Counter
+from pathlib import Path
+
+from groundjudge.perturb import perturb
+from groundjudge.types import Example
+
+MIN_WORDS, MAX_WORDS, NEIGHBOURS = 8, 60, 2
+
+
+def dev_contracts(legal_types: Path) -> set[tuple[str, int]]:
+    """(source file, contract id) of the ContractNLI contracts in the legal_types dev split."""
+    found = set()
+    for line in legal_types.open(encoding="utf-8"):
+        row = json.loads(line)
+        meta = row.get("meta") or {}
+        if meta.get("source") == "contractnli" and row.get("split") == "dev":
+            found.add((meta["source_file"], int(meta["contract_id"])))
+    return found
+
+
+def span_sources(folder: Path, wanted: set[tuple[str, int]], per_contract: int, seed: int) -> list[Example]:
+    """One grounded example per kept span (a seeded draw of ``per_contract`` per contract; 0: all)."""
+    out = []
+    for name in sorted({f for f, _ in wanted}):
+        data = json.loads((folder / name).read_text(encoding="utf-8"))
+        for doc in data["documents"]:
+            if (name, int(doc["id"])) not in wanted:
+                continue
+            text, spans = doc["text"], doc["spans"]
+            pieces = [" ".join(text[s:e].split()) for s, e in spans]
+            usable = [i for i, p in enumerate(pieces) if MIN_WORDS <= len(p.split()) <= MAX_WORDS]
+            if per_contract and len(usable) > per_contract:
+                usable = sorted(random.Random(f"{seed}-{name}-{doc['id']}").sample(usable, per_contract))
+            for i in usable:
+                window = [p for p in pieces[max(0, i - NEIGHBOURS):i + NEIGHBOURS + 1] if p]
+                out.append(Example(id=f"cnlispan-{doc['id']}-{i}", question="What does the agreement say?",
+                                   context=("\n".join(window),), answer=pieces[i], label="grounded", split="dev",
+                                   meta={"group": f"doc-{doc['id']}", "source": "contractnli",
+                                         "source_file": name, "contract_id": int(doc["id"]), "span": i}))
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Write the variants and print the counts per type."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--contractnli", type=Path, default=Path("../shared/datasets/contractnli"))
+    parser.add_argument("--legal-types", type=Path, default=Path("datasets/legal_types/legal_types.jsonl"))
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--per-contract", type=int, default=0, help="spans drawn per contract (0: all)")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    sources = span_sources(args.contractnli, dev_contracts(args.legal_types), args.per_contract, args.seed)
+    result = perturb(sources, per_answer=1, seed=args.seed, paraphrases=0)
+    variants = [r for r in result.examples if r.label == "ungrounded"]
+    with args.out.open("w", encoding="utf-8") as handle:
+        for row in variants:
+            handle.write(json.dumps(row.model_dump(mode="json"), ensure_ascii=False) + "\n")
+    counts = Counter(r.error_types[0] for r in variants)
+    print(json.dumps({"sources": len(sources), "contracts": len({s.meta["group"] for s in sources}),
+                      "variants": len(variants), "per_type": dict(sorted(counts.items()))}))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
