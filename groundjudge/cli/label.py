@@ -16,6 +16,7 @@ from urllib.parse import quote
 from rich.table import Table
 from rich.text import Text
 
+from groundjudge.cli import label_benchmark
 from groundjudge.cli.common import UsageError, console, stdout_console
 from groundjudge.labels.adaptive import DEFAULT_BATCH, adaptive_queue, current_batch
 from groundjudge.labels.allocation import TARGET_METRICS
@@ -404,3 +405,4 @@ def add_parser(verbs) -> None:
                                "for the PPI++ figures (uniform queues only; default: the judge that judged every "
                                "answer and agrees most with the others)")
     estimate.set_defaults(func=cmd_estimate)
+    label_benchmark.add_parser(verbs)

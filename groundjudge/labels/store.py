@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Literal
@@ -51,15 +51,15 @@ def _field_path(error: dict) -> str:
     return ".".join(str(part) for part in error.get("loc", ())) or "line"
 
 
-def read_labels(path: str | Path, known_ids: Collection[str] | None = None) -> list[LabelRecord]:
-    """Every label line of ``path`` in file order, validated; ``known_ids``: the answers a label may name."""
+def label_lines(path: str | Path, model: type[LabelRecord] = LabelRecord) -> Iterator[tuple[int, LabelRecord]]:
+    """Every label line of ``path`` as ``(line number, record)``, validated as ``model`` (LabelRecord or a subclass
+    that adds fields); the first bad line raises a LabelsError naming ``file:line:field``."""
     path = Path(path)
     try:
         text = path.read_bytes().decode("utf-8")
     except UnicodeDecodeError as err:
         line = path.read_bytes()[:err.start].count(b"\n") + 1
         raise LabelsError(f"{path}:{line}: not UTF-8 (byte {err.start})") from None
-    labels = []
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
@@ -70,10 +70,17 @@ def read_labels(path: str | Path, known_ids: Collection[str] | None = None) -> l
         if not isinstance(obj, dict):
             raise LabelsError(f"{path}:{number}: not a JSON object")
         try:
-            record = LabelRecord.model_validate(obj)
+            record = model.model_validate(obj)
         except ValidationError as err:
             first = err.errors()[0]
             raise LabelsError(f"{path}:{number}:{_field_path(first)}: {first['msg']}") from None
+        yield number, record
+
+
+def read_labels(path: str | Path, known_ids: Collection[str] | None = None) -> list[LabelRecord]:
+    """Every label line of ``path`` in file order, validated; ``known_ids``: the answers a label may name."""
+    labels = []
+    for number, record in label_lines(path):
         if known_ids is not None and record.id not in known_ids:
             raise LabelsError(f"{path}:{number}:id: unknown answer id {record.id!r} (not in the run)")
         labels.append(record)
