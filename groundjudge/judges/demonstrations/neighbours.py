@@ -1,6 +1,8 @@
 """Per-answer demonstrations: the pool entries whose answers are nearest the judged answer (cosine of sentence
-embeddings, by default the packaged all-MiniLM-L6-v2 the cosine judge uses). The pool's embeddings are computed
-once per process and pool."""
+embeddings, by default the packaged all-MiniLM-L6-v2 the cosine judge uses). Answers are embedded by the engine
+embedder (:mod:`groundjudge.local_nli.embedder`, its shared vector cache) in float32, so the demonstrations an answer
+gets, and with them the prompt, do not depend on the machine's precision. The pool's embeddings are computed once
+per process and pool."""
 
 from __future__ import annotations
 
@@ -22,11 +24,15 @@ def _pool_key(pool: Sequence[Demonstration]) -> str:
     return digest.hexdigest()
 
 
-def _embed(texts: list[str], embedder: str):
-    from groundjudge.local_nli.model import load_embedder
+EMBEDDER_DTYPE = "float32"
+"""The neighbours' precision (not ``auto``): the same demonstrations, hence the same prompts, on every machine."""
 
-    return load_embedder(embedder).encode(texts, normalize_embeddings=True, convert_to_numpy=True,
-                                          show_progress_bar=False)
+
+def _embed(texts: list[str], embedder: str):
+    """Unit vectors of ``texts`` by the engine embedder ``embedder`` names (hub name or folder), in float32."""
+    from groundjudge.local_nli.embedder import EmbedderSpec, sentence_embedder
+
+    return sentence_embedder(EmbedderSpec(name=embedder, dtype=EMBEDDER_DTYPE)).embed(texts)
 
 
 def pool_vectors(pool: Sequence[Demonstration], embedder: str):
