@@ -10,16 +10,22 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from itertools import combinations
 from pathlib import Path
-from collections.abc import Mapping
 from typing import Any
 
 from rich.table import Table
 from rich.text import Text
 
 from groundjudge.metrics import mcnemar_p
+from groundjudge.report.compare_notes import (
+    common_note,
+    data_notes,
+    latency_caption,
+    latency_notes,
+)
 from groundjudge.runs.agreement import pair_agreement
 from groundjudge.runs.latency import at_concurrency
 from groundjudge.runs.records import RunRecords, find_records, read_records
@@ -78,11 +84,9 @@ def comparison_table(summary: dict[str, Any]) -> Table:
             f"{s['cost_usd']:.4f}",
             f"{s['tokens']['input']}/{s['tokens']['output']}",
         )
-    chunked = {spec: s["latency_chunk"] for spec, s in summary["judges"].items() if (s.get("latency_chunk") or 0) > 1}
-    if chunked:
-        table.caption = Text("latency of " + ", ".join(f"{spec} (chunks of {size})" for spec, size in chunked.items())
-                         + ": each answer's share of its chunk's compute (one call's time / its answers; "
-                           "--local-chunk 1: one answer at a time)")
+    caption = latency_caption(summary["judges"])
+    if caption is not None:
+        table.caption = caption
         table.caption_justify = "left"
     return table
 
@@ -220,16 +224,7 @@ def judged_keys(run: LoadedRun) -> frozenset[str]:
 def _data_notes(runs: list[LoadedRun]) -> list[str]:
     if len(runs) < 2:
         return []
-    contents = [judged_keys(run) for run in runs]
-    if len(set(contents)) == 1:
-        if len({run.records.header.dataset.hash for run in runs}) > 1:
-            return [("The runs' data hashes differ, but they evaluated the same examples (only the splits "
-                     "assigned to them differ): their rows are comparable.")]
-        return []
-    shared = frozenset.intersection(*contents)
-    hashes = ", ".join(sorted({run.records.header.dataset.hash[:12] for run in runs}))
-    return [(f"These runs judged different data (data hashes {hashes}; {len(shared)} examples in all of them): "
-             "compare their rows with care. McNemar tests use only the examples both judges judged.")]
+    return data_notes([judged_keys(run) for run in runs], [run.records.header.dataset.hash for run in runs])
 
 
 def restricted_to_common(runs: list[LoadedRun]) -> tuple[list[LoadedRun], int]:
@@ -265,8 +260,7 @@ def compare(paths: list[str | Path], common_only: bool = False, labels: str | Pa
     notes = _data_notes(runs)
     if common_only and notes:
         runs, shared = restricted_to_common(runs)
-        notes = [f"Every run is restricted to the {shared} examples all of them judged (--common): the rows are on "
-                 "the same data."]
+        notes = [common_note(shared)]
     seen: dict[str, int] = {}
     for run in runs:
         for spec in run.summary["judges"]:
@@ -294,8 +288,7 @@ def compare(paths: list[str | Path], common_only: bool = False, labels: str | Pa
     comparison.labels = {key: name if counts[name] == 1 else key for key, name in short.items()}
     comparison.colours = {key: PALETTE[i % len(PALETTE)] for i, key in enumerate(comparison.judges)}
     comparison.pairwise = _pairwise(comparison.results)
-    comparison.notes += [f"{comparison.labels[key]}: {note}" for key, stats in comparison.judges.items()
-                         for note in stats.get("latency_notes", [])]
+    comparison.notes += latency_notes(comparison.labels, comparison.judges)
     return comparison
 
 
