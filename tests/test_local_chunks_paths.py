@@ -1,5 +1,6 @@
-"""Tune, replay and distillation hand local judges their answers in chunks through the run's path
-(:mod:`groundjudge.runs.local_chunks`), with the verdicts and scores of one answer at a time (to 1e-6 in float32).
+"""Tune, replay, distillation and ``run --batch`` rounds hand local judges their answers in chunks through the run's
+path (:mod:`groundjudge.runs.local_chunks`), with the verdicts and scores of one answer at a time (to 1e-6 in
+float32).
 
 The models and answers are those of tests/test_local_chunks.py: every local kind with a batch path.
 """
@@ -92,6 +93,30 @@ def test_replay_rejudges_local_judges_in_the_runs_chunks_or_one_at_a_time(models
         assert {result.batch_size for result in replayed.values()} == sizes, name
     assert main(["replay", str(run), "--out", str(tmp_path / "bad"), "--local-chunk", "0", "--quiet"]) == 2
 
+
+
+@pytest.mark.slow
+def test_batch_rounds_judge_local_answers_in_chunks_with_the_scores_of_one_at_a_time(models, llm_server, tmp_path,
+                                                                                      monkeypatch):
+    """``run --batch``: the LLM judge goes in provider-batch rounds, the local judges beside it in chunks as in a
+    plain run (``batch_size`` recorded), with the verdicts and scores of ``--local-chunk 1``."""
+    from test_batch_api import KEY, KEY_ENV, claims
+
+    monkeypatch.setenv(KEY_ENV, KEY)
+    data, specs, llm = examples(), local_specs(models), claims(llm_server)
+    found = {}
+    for name, chunk in (("chunked", 3), ("alone", 1)):
+        run = evaluate(data, [llm, *specs], out=tmp_path / name, local_chunk=chunk, dev_fraction=0, batch=True,
+                       batch_poll_s=0.001, cache_dir=str(tmp_path / f"cache-{name}"))
+        found[name] = {(r.judge, r.example.id): r.result for r in run.records.results}
+    assert [e.kind for e in llm_server.batches.events].count("create") == 4   # two stages, two runs: in batches
+    assert set(found["chunked"]) == set(found["alone"]) == {(s, ex.id) for s in [llm, *specs] for ex in data}
+    for key, result in found["chunked"].items():
+        assert_same(result.verdict, found["alone"][key].verdict, key)
+    for spec in specs:
+        sizes = [found["chunked"][(spec, ex.id)].batch_size for ex in data]
+        assert sorted(sizes) == sorted(size for size in chunk_sizes(len(data), 3) for _ in range(size)), spec
+        assert {found["alone"][(spec, ex.id)].batch_size for ex in data} == {1}, spec
 
 @pytest.mark.slow
 def test_the_students_dev_verdicts_are_those_of_one_answer_at_a_time(models, tmp_path):

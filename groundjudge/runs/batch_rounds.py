@@ -5,7 +5,9 @@ example whose judge asked for a reply that is not in the call cache is deferred 
 written for it this round. When every judge has had its turn, the batch driver submits the round's pending
 requests -- one batch per provider and model, all judges together -- waits for them and puts the replies in the
 cache, and the next round begins. The run ends with a round that defers nothing. A resumed run first polls the
-batches its predecessor left open.
+batches its predecessor left open. A local judge with a batch path (which never defers) is judged in its turn of
+the first round as a plain run judges it: in chunks of answers grouped by document
+(:func:`~groundjudge.runs.local_chunks.write_chunks`), each chunk's records written whole and synced.
 """
 
 from __future__ import annotations
@@ -18,6 +20,9 @@ from rich.markup import escape
 
 from groundjudge.llm.batch import Deferred, deferral_scope
 from groundjudge.llm.batch.driver import BatchDriver, BatchError
+from groundjudge.runs.chunk_option import DEFAULT_LOCAL_CHUNK
+from groundjudge.runs.local_chunks import batch_scorer, write_chunks
+from groundjudge.runs.memory_budget import LocalChunks
 from groundjudge.runs.records import RecordWriter
 from groundjudge.runs.task import JudgeTask, judge_one, progress_bar
 from groundjudge.types import Example, ResultRecord
@@ -62,14 +67,17 @@ async def judge_round(task: JudgeTask, examples: Sequence[Example], concurrency:
 
 
 async def _judge_pending(tasks: Sequence[JudgeTask], examples: Sequence[Example], finished: set[tuple[str, str]],
-                         concurrency: int, driver: BatchDriver,
-                         on_result: Callable[[JudgeTask, ResultRecord], None]) -> int:
-    """One round: every judge over its unfinished examples; returns how many were deferred."""
+                         concurrency: int, driver: BatchDriver, on_result: Callable[[JudgeTask, ResultRecord], None],
+                         in_chunks: Callable[[JudgeTask, list[Example]], None]) -> int:
+    """One round: every judge over its unfinished examples (a local judge with a batch path by ``in_chunks``, which
+    writes its records); returns how many were deferred."""
     asyncio.get_running_loop().set_exception_handler(_quiet)
     deferred = 0
     for task in tasks:
         todo = [ex for ex in examples if (task.spec, ex.id) not in finished]
-        if todo:
+        if todo and batch_scorer(task.judge) is not None:
+            in_chunks(task, todo)
+        elif todo:
             deferred += await judge_round(task, todo, concurrency, driver,
                                           lambda record, task=task: on_result(task, record))
     return deferred
@@ -85,8 +93,10 @@ async def _with_driver(driver: BatchDriver, work):
 
 
 def run_rounds(tasks: Sequence[JudgeTask], examples: Sequence[Example], writer: RecordWriter,
-               done: set[tuple[str, str]], concurrency: int, show_progress: bool, driver: BatchDriver) -> int:
-    """Judge every example with every judge in batch rounds (see the module docstring); returns results written."""
+               done: set[tuple[str, str]], concurrency: int, show_progress: bool, driver: BatchDriver,
+               local_chunk: int | LocalChunks = DEFAULT_LOCAL_CHUNK) -> int:
+    """Judge every example with every judge in batch rounds (see the module docstring), local judges with a batch
+    path in chunks of ``local_chunk`` (a number, or the run's budgeted sizes); returns results written."""
     written = 0
     finished = set(done)
     driver.restore(counted_keys(driver.run_dir))
@@ -103,13 +113,17 @@ def run_rounds(tasks: Sequence[JudgeTask], examples: Sequence[Example], writer: 
             written += 1
             progress.advance(bars[task.spec])
 
+        def in_chunks(task: JudgeTask, todo: list[Example]) -> None:
+            write_chunks(task, todo, local_chunk, writer, lambda record: on_result(task, record))
+
         # each round and each wait for batches in an event loop of its own: what a judge keeps per loop (the
         # facts a claims judge shares between answers) is computed afresh from the cache, and every call's
         # record goes with the answer that reads it; tasks a deferred answer left behind end with their round
         asyncio.run(_with_driver(driver, driver.resume()))
         round_no = driver.next_round()
         while True:
-            deferred = asyncio.run(_judge_pending(tasks, examples, finished, concurrency, driver, on_result))
+            deferred = asyncio.run(_judge_pending(tasks, examples, finished, concurrency, driver, on_result,
+                                                  in_chunks))
             if not deferred:
                 break
             if not asyncio.run(_with_driver(driver, driver.flush(round_no))):

@@ -20,6 +20,7 @@ from itertools import islice
 from typing import Any
 
 from groundjudge.judges.scoring import Scored, decide
+from groundjudge.runs.interrupts import interrupts_deferred
 from groundjudge.runs.memory_budget import LocalChunks, as_local_chunks
 from groundjudge.runs.task import FATAL_ERRORS, JudgeTask, error_verdict
 from groundjudge.types import Example, JudgeResult, ResultRecord
@@ -151,3 +152,15 @@ def judged_chunks(task: JudgeTask, examples: Iterable[Example], size: int | Loca
         sizer.observe(result.timings for result in results)
         yield [ResultRecord(judge=task.spec, example=example, result=result)
                for example, result in zip(chunk, results)]
+
+
+def write_chunks(task: JudgeTask, examples: Iterable[Example], size: int | LocalChunks, writer: Any,
+                 on_result: Callable[[ResultRecord], None]) -> None:
+    """Judge ``examples`` in chunks (:func:`judged_chunks`) and hand each record to ``on_result`` (which writes it):
+    a chunk's records are handed over whole (an interrupt waits for the last of them) and ``writer`` (a
+    :class:`~groundjudge.runs.records.RecordWriter`) is synced to disk before the next chunk is scored."""
+    for records in judged_chunks(task, examples, size):
+        with interrupts_deferred():
+            for record in records:
+                on_result(record)
+            writer.sync()

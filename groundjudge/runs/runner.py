@@ -12,8 +12,7 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 from rich.markup import escape
 
 from groundjudge.runs.chunk_option import DEFAULT_LOCAL_CHUNK
-from groundjudge.runs.interrupts import interrupts_deferred
-from groundjudge.runs.local_chunks import batch_scorer, judged_chunks
+from groundjudge.runs.local_chunks import batch_scorer, write_chunks
 from groundjudge.runs.memory_budget import LocalChunks, as_local_chunks, check_budget
 from groundjudge.runs.records import RecordWriter
 from groundjudge.runs.task import JudgeTask, judge_one, progress_bar
@@ -44,17 +43,6 @@ async def _judge_all(task: JudgeTask, examples: Iterable[Example], concurrency: 
     await asyncio.gather(*(worker() for _ in range(max(1, min(limit, count)))))
 
 
-def _write_chunks(task: JudgeTask, examples: Iterable[Example], local_chunk: LocalChunks, writer: RecordWriter,
-                  on_result: Callable[[ResultRecord], None]) -> None:
-    """Judge ``examples`` in chunks (:mod:`groundjudge.runs.local_chunks`): each chunk's records are written whole
-    (an interrupt waits for the last of them) and synced to disk before the next chunk is scored."""
-    for records in judged_chunks(task, examples, local_chunk):
-        with interrupts_deferred():
-            for record in records:
-                on_result(record)
-            writer.sync()
-
-
 def _done_of(spec: str, examples: Iterable[Example], done: Collection[tuple[str, str]]) -> int:
     """How many of ``examples`` ``spec`` has judged already (no pass over them when it has judged none)."""
     if not any(key[0] == spec for key in done):
@@ -81,13 +69,13 @@ def run_judges(tasks: Sequence[JudgeTask], examples: Collection[Example], writer
     :class:`~groundjudge.runs.memory_budget.LocalChunks` adds a memory budget, checked for every such judge before
     anything is judged). The examples are taken in order as they are judged, never listed whole. With
     ``batches`` (a :class:`~groundjudge.llm.batch.driver.BatchDriver`) the run goes in provider-batch rounds
-    (:mod:`groundjudge.runs.batch_rounds`).
+    (:mod:`groundjudge.runs.batch_rounds`), its local judges with a batch path still in chunks.
     """
     chunking = refuse_small_budget(tasks, local_chunk)
     if batches is not None:
         from groundjudge.runs.batch_rounds import run_rounds   # the batch machinery loads for a batch run only
 
-        return run_rounds(tasks, examples, writer, set(done), concurrency, show_progress, batches)
+        return run_rounds(tasks, examples, writer, set(done), concurrency, show_progress, batches, chunking)
     written = 0
     with progress_bar(disable=not show_progress) as progress:
         for task in tasks:
@@ -105,7 +93,7 @@ def run_judges(tasks: Sequence[JudgeTask], examples: Collection[Example], writer
             if completed == len(examples):
                 continue
             if batch_scorer(task.judge) is not None:
-                _write_chunks(task, todo, chunking, writer, on_result)
+                write_chunks(task, todo, chunking, writer, on_result)
             else:
                 asyncio.run(_judge_all(task, todo, concurrency, on_result, len(examples) - completed))
     return written
