@@ -23,6 +23,7 @@ import hashlib
 import logging
 import os
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -58,7 +59,8 @@ def model_key(path: str) -> str:
     return digest.hexdigest()[:16]
 
 
-def _require() -> Any:
+def require_onnxruntime() -> Any:
+    """The onnxruntime module, or :class:`OnnxUnavailable` saying what to install."""
     try:
         import onnxruntime
     except ImportError as err:   # pragma: no cover - depends on the installation
@@ -68,11 +70,17 @@ def _require() -> Any:
 
 def export(path: str, int8: bool = False) -> Path:
     """The ONNX file of a sequence-classification model (exported, and quantised, on first use)."""
-    _require()
+    return cached_export(path, int8, "model", export_fp32)
+
+
+def cached_export(path: str, int8: bool, stem: str, export_float: Callable[[str, Path], None]) -> Path:
+    """``STEM.onnx`` (or ``STEM.int8.onnx``) of the model at ``path`` in the export cache: ``export_float(path,
+    target)`` writes the float32 file on first use, and the int8 copy is quantised from it on first use."""
+    require_onnxruntime()
     folder = cache_root() / model_key(path)
-    fp32, quantised = folder / "model.onnx", folder / "model.int8.onnx"
+    fp32, quantised = folder / f"{stem}.onnx", folder / f"{stem}.int8.onnx"
     if not fp32.exists():
-        export_fp32(path, fp32)
+        export_float(path, fp32)
     if int8 and not quantised.exists():
         from onnxruntime.quantization import QuantType, quantize_dynamic
 
@@ -117,6 +125,19 @@ def export_fp32(path: str, target: Path, *, eager_attention: bool = True, cls_on
     partial.rename(target)
 
 
+def open_session(file: Path) -> Any:
+    """An ONNX Runtime CPU session of ``file``: the engine's thread count, every graph optimisation, and idle
+    worker threads that sleep."""
+    onnxruntime = require_onnxruntime()
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = torch_threads()
+    options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
+    # idle worker threads sleep instead of spinning: on a CPU shared with other work (an LLM server, other
+    # judges) spinning threads take cores from the ones doing the work (10-20% in scripts/bench_nli_engine.py)
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    return onnxruntime.InferenceSession(str(file), options, providers=["CPUExecutionProvider"])
+
+
 class OnnxClassifier:
     """An ONNX Runtime session that answers like a transformers classifier: ``model(**batch).logits``."""
 
@@ -124,16 +145,9 @@ class OnnxClassifier:
         """Export (once) and open the model at ``path``; ``config`` is the transformers config."""
         from transformers import AutoConfig
 
-        onnxruntime = _require()
         self.file = export(path, int8)
         self.config = AutoConfig.from_pretrained(path)
-        options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads = torch_threads()
-        options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
-        # idle worker threads sleep instead of spinning: on a CPU shared with other work (an LLM server, other
-        # judges) spinning threads take cores from the ones doing the work (10-20% in scripts/bench_nli_engine.py)
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        self.session = onnxruntime.InferenceSession(str(self.file), options, providers=["CPUExecutionProvider"])
+        self.session = open_session(self.file)
         self.inputs = [i.name for i in self.session.get_inputs()]
 
     def __call__(self, **batch: Any) -> SimpleNamespace:

@@ -14,37 +14,16 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from groundjudge.local_nli.model import torch_threads
-from groundjudge.local_nli.onnx_backend import INPUTS, OnnxUnavailable, cache_root, model_key
+from groundjudge.local_nli.onnx_backend import INPUTS, cached_export, open_session
 
 log = logging.getLogger(__name__)
 
 OUTPUT = "last_hidden_state"
 
 
-def _require() -> Any:
-    try:
-        import onnxruntime
-    except ImportError as err:   # pragma: no cover - depends on the installation
-        raise OnnxUnavailable("backend=onnx needs onnxruntime and onnx: pip install onnxruntime onnx") from err
-    return onnxruntime
-
-
 def export_encoder(path: str, int8: bool = False) -> Path:
     """The ONNX file of the transformer at ``path`` (exported, and quantised, on first use)."""
-    _require()
-    folder = cache_root() / model_key(path)
-    fp32, quantised = folder / "encoder.onnx", folder / "encoder.int8.onnx"
-    if not fp32.exists():
-        _export_fp32(path, fp32)
-    if int8 and not quantised.exists():
-        from onnxruntime.quantization import QuantType, quantize_dynamic
-
-        log.info("quantising %s to int8", fp32)
-        partial = quantised.with_suffix(".part")
-        quantize_dynamic(str(fp32), str(partial), weight_type=QuantType.QInt8, per_channel=True)
-        partial.rename(quantised)
-    return quantised if int8 else fp32
+    return cached_export(path, int8, "encoder", _export_fp32)
 
 
 def _export_fp32(path: str, target: Path) -> None:
@@ -89,14 +68,9 @@ class OnnxEncoder:
         """Export (once) and open the transformer at ``path``; ``config`` is its transformers config."""
         from transformers import AutoConfig
 
-        onnxruntime = _require()
         self.file = export_encoder(path, int8)
         self.config = AutoConfig.from_pretrained(path)
-        options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads = torch_threads()
-        options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")   # as the cross-encoders' session
-        self.session = onnxruntime.InferenceSession(str(self.file), options, providers=["CPUExecutionProvider"])
+        self.session = open_session(self.file)
         self.inputs = [i.name for i in self.session.get_inputs()]
 
     def forward(self, input_ids: Any = None, attention_mask: Any = None, token_type_ids: Any = None) -> SimpleNamespace:
