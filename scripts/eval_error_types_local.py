@@ -4,7 +4,10 @@ Figures (each: n, macro-F1 with a percentile bootstrap 95% interval over answers
 confusion matrix):
 
 - ``oracle``: the head on each hand-written ungrounded answer's altered sentence (``meta.altered_sentence``), i.e.
-  typing alone, given which sentence is wrong;
+  typing alone, given which sentence is wrong (its evidence chosen from the context, as when judging);
+- ``diagnostic_original_sentence``: the same, but the diff is taken against the sentence of the item's grounded
+  answer that the altered one replaced (plus the best context sentence): a judge never has it; it shows how much
+  is lost to the paraphrase between the answer and its context;
 - ``end_to_end``: for each ``--records`` run of ``error_types:backend=local``, the type of the first typed claim of
   each ungrounded answer (none when the judge called it grounded: a miss, never a class), as the report counts it;
 - ``--extra FILE:SPLIT:SOURCE`` sets (e.g. the rule variants of the legal QA answers in datasets/legal_types).
@@ -24,9 +27,15 @@ from pathlib import Path
 
 from groundjudge.formats.load import load_examples
 from groundjudge.judges.error_types import load_taxonomy
-from groundjudge.local_nli.error_type_data import typed_pairs, words
+from groundjudge.local_nli.error_type_data import (
+    TypedPair,
+    select_evidence,
+    typed_pairs,
+    words,
+)
 from groundjudge.local_nli.error_type_head import load_head
 from groundjudge.local_nli.error_type_train import keep, typing_scores
+from groundjudge.text import sentences
 
 TYPES = tuple(t.name for t in load_taxonomy(None))
 NGRAM = 8
@@ -52,6 +61,21 @@ def scored(gold: list[str], predicted: list[str | None], n_boot: int, seed: int)
     return figures
 
 
+def original_sentence_pairs(qa: list, split: str) -> list[TypedPair]:
+    """Each hand-written ungrounded answer's altered sentence, with the grounded answer's sentence it replaced as
+    the first evidence sentence and the best context sentence as the second."""
+    grounded = {r.meta["group"]: r for r in qa if r.label == "grounded"}
+    out = []
+    for row in qa:
+        if row.split != split or row.label != "ungrounded":
+            continue
+        altered = row.meta["altered_sentence"]
+        replaced = [s for s in sentences(grounded[row.meta["group"]].answer) if s not in row.answer][:1]
+        out.append(TypedPair(claim=altered, evidence=(*replaced, *select_evidence(altered, row.context, 1)),
+                             label=row.error_types[0], source_id=row.id))
+    return out
+
+
 def leakage(train_files: list[str], source: str, split: str | None, legal_qa: str) -> dict:
     """Training rows from legal QA, and training claims sharing an 8-word run with a legal QA text."""
     rows = [r for r in load_examples(train_files).examples if keep(r, source, split)]
@@ -69,25 +93,26 @@ def leakage(train_files: list[str], source: str, split: str | None, legal_qa: st
             "claims_sharing_8_words_with_legal_qa": len(shared), "examples": shared[:5]}
 
 
-def end_to_end(records: Path, gold: dict[str, str], n_boot: int, seed: int) -> dict:
-    """Typing of a run's records on the gold ungrounded answers (first typed claim's type)."""
-    given: dict[str, str | None] = {}
-    spec = None
-    labels = {}
+def end_to_end(records: Path, gold: dict[str, str], n_boot: int, seed: int) -> list[dict]:
+    """Typing of each judge of a run's records on the gold ungrounded answers (first typed claim's type)."""
+    given: dict[str, dict[str, str | None]] = {}
+    labels: dict[str, dict[str, str]] = {}
     for line in records.open(encoding="utf-8"):
         row = json.loads(line)
-        if "verdict" not in row:
+        if row.get("kind") != "result":
             continue
-        verdict = row["verdict"]
-        spec = row.get("judge", spec)
+        verdict = row["result"]["verdict"]
         if verdict["example_id"] in gold:
             types = [c.get("error_type") for c in verdict.get("claims", []) if c.get("error_type")]
-            given[verdict["example_id"]] = types[0] if types else None
-            labels[verdict["example_id"]] = verdict["label"]
-    ids = [i for i in gold if i in given]
-    out = scored([gold[i] for i in ids], [given[i] for i in ids], n_boot, seed)
-    out["judge"] = spec
-    out["called_ungrounded"] = sum(1 for i in ids if labels[i] == "ungrounded")
+            given.setdefault(row["judge"], {})[verdict["example_id"]] = types[0] if types else None
+            labels.setdefault(row["judge"], {})[verdict["example_id"]] = verdict["label"]
+    out = []
+    for judge, typed in given.items():
+        ids = [i for i in gold if i in typed]
+        figures = scored([gold[i] for i in ids], [typed[i] for i in ids], n_boot, seed)
+        figures["judge"] = judge
+        figures["called_ungrounded"] = sum(1 for i in ids if labels[judge][i] == "ungrounded")
+        out.append(figures)
     return out
 
 
@@ -108,14 +133,18 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     head = load_head(args.model)
-    qa = [r for r in load_examples([args.legal_qa]).examples if r.split == args.split]
+    every = load_examples([args.legal_qa]).examples
+    qa = [r for r in every if r.split == args.split]
     pairs = typed_pairs(qa, TYPES, head.settings.evidence_k)
     result = {"model_card": json.loads((Path(args.model) / "model_card.json").read_text(encoding="utf-8")),
               "leakage": leakage(args.train_data, args.train_source, args.train_split, args.legal_qa)}
     result["oracle"] = scored([p.label for p in pairs], head.predict(pairs), args.n_boot, args.seed)
     result["oracle"]["predictions"] = {p.source_id: t for p, t in zip(pairs, head.predict(pairs))}
+    diagnostic = original_sentence_pairs(every, args.split)
+    result["diagnostic_original_sentence"] = scored([p.label for p in diagnostic], head.predict(diagnostic),
+                                                    args.n_boot, args.seed)
     gold = {p.source_id: p.label for p in pairs}
-    result["end_to_end"] = [end_to_end(r, gold, args.n_boot, args.seed) for r in args.records]
+    result["end_to_end"] = [f for r in args.records for f in end_to_end(r, gold, args.n_boot, args.seed)]
     result["extra"] = {}
     for item in args.extra:
         path, split, source = item.split(":")
@@ -126,6 +155,8 @@ def main(argv: list[str] | None = None) -> int:
     args.out.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     o = result["oracle"]
     print(f"oracle sentence, n={o['n']}: macro-F1 {o['macro_f1']:.3f} {o['macro_f1_ci95']}, acc {o['accuracy']:.3f}")
+    d = result["diagnostic_original_sentence"]
+    print(f"diagnostic, replaced sentence as evidence: macro-F1 {d['macro_f1']:.3f} {d['macro_f1_ci95']}")
     for e in result["end_to_end"]:
         print(f"{e['judge']}: macro-F1 {e['macro_f1']:.3f} {e['macro_f1_ci95']}, none {e['n_none']}/{e['n']}")
     for k, e in result["extra"].items():
