@@ -103,8 +103,12 @@ def test_misattribution_swaps_sections_courts_and_named_parties():
     context = ("The claim may be filed with the High Court of Norland. An appeal lies to the Court of Appeal. "
                "This agreement is between Calder Systems Ltd. (the 'Supplier') and Brightwater Utility "
                "(the 'Customer').")
-    courts = edits(misattribution_candidates, "She may file with the High Court of Norland.", context)
-    assert [c.edit.after for c in courts] == ["Court of Appeal"]
+    courts = edits(misattribution_candidates, "The High Court of Norland held that the claim fails.", context)
+    assert [(c.edit.after, c.rule) for c in courts] == [("Court of Appeal", "misattribution.institution")]
+    # the body one files with is a procedural matter (round 1's readers typed it so), not a misattribution
+    assert edits(misattribution_candidates, "She may file with the High Court of Norland.", context) == []
+    filed = edits(procedural_candidates, "She may file with the High Court of Norland.", context)
+    assert ("Court of Appeal", "procedure.institution") in [(c.edit.after, c.rule) for c in filed]
     named = edits(misattribution_candidates, "The Supplier must pay the fee, and the Customer may object.", context)
     assert {c.text for c in named} == {"The Customer must pay the fee, and the Customer may object.",
                                        "The Supplier must pay the fee, and the Supplier may object."}
@@ -161,8 +165,11 @@ def test_reasoning_negates_the_consequence_or_states_the_condition_as_fact():
     found = edits(reasoning_candidates, "Because the claim is unliquidated, the registrar cannot sign judgment.")
     assert [(c.rule, c.edit.before, c.edit.after) for c in found] == [("reasoning.negated_consequence", "cannot",
                                                                        "can")]
+    # "If X, Y" -> "Because X, Y" applies the rule outside its condition: Contextual (round 1's readers, 8 of 10)
     conditional = edits(reasoning_candidates, "If she files a complaint, she cannot also sue.")
-    assert by_rule(conditional, "reasoning.conditional_as_fact")[0].text == \
+    assert by_rule(conditional, "reasoning.conditional_as_fact") == []
+    conditional = edits(contextual_candidates, "If she files a complaint, she cannot also sue.")
+    assert by_rule(conditional, "contextual.conditional_as_fact")[0].text == \
         "Because she files a complaint, she cannot also sue."
     so = edits(reasoning_candidates, "The notice came late, so the claim is barred.")
     assert so[0].text == "The notice came late, so the claim is not barred."

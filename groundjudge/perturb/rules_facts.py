@@ -14,8 +14,9 @@ import re
 from collections.abc import Sequence
 from datetime import date, timedelta
 
-from groundjudge.perturb.lexicon import (CURRENCY_WORDS, MONTHS, MULTIPLES, NUMBER_WORDS, ORDINALS, REF_WORDS,
-                                         UNIT_ALIASES, UNITS)
+from groundjudge.perturb.lexicon import (CURRENCY_WORDS, MONTHS, MULTIPLES, NUMBER_WORDS, ORDINALS, PROCEDURAL,
+                                         REF_WORDS, UNIT_ALIASES, UNITS)
+from groundjudge.perturb.rules_terms import swap_candidates, typed
 from groundjudge.perturb.spans import finditer_words, keep_case, replace
 from groundjudge.perturb.types import Candidate
 
@@ -33,6 +34,8 @@ _CITE_BEFORE = re.compile(r"(?:§|\bU\.?S\.?C\.?|\bC\.?F\.?R\.?)\s*$")
 _CITE_AFTER = re.compile(r"^\s+(?:U\.?S\.?C|C\.?F\.?R)\b")
 _REF_LIST_BEFORE = re.compile(r"\b(?:" + "|".join(REF_WORDS) + r")\.?\s*\d[\w.()]*(?:\s*(?:,|\band\b|\bor\b|&)\s*"
                               r"\d[\w.()]*)*\s*(?:,\s*(?:and|or)?|\band|\bor|&)\s*$", re.IGNORECASE)
+_POINTER_BEFORE = re.compile(r"\b(?:set\s+out\s+in|referred\s+to\s+in|in\s+particular|pursuant\s+to)"
+                             r"\s*\(?$", re.IGNORECASE)
 _MONTH = "|".join(MONTHS)
 _NEXT_TO_MONTH = re.compile(r"^\s+(?:" + _MONTH + r")\b")
 _AFTER_MONTH = re.compile(r"\b(?:" + _MONTH + r")\s+$")
@@ -64,12 +67,14 @@ def number_value(text: str) -> int | None:
 
 def _is_reference(text: str, start: int, after: str) -> bool:
     """A bare number that names a place, not a quantity: a clause's own number (``2. Upon receipt``), a citation
-    (``20 U.S.C. § 1232g``, ``34 C.F.R. § 99``), or a later item of a list of references (``Sections 1, 2 and 5``)."""
+    (``20 U.S.C. § 1232g``, ``34 C.F.R. § 99``), a later item of a list of references (``Sections 1, 2 and 5``),
+    or a clause pointed at without its word (``the undertakings set out in 4``, ``in particular 4``)."""
     before = text[:start].rstrip()
     if re.match(r"[.)](?:\s|$)", after) and (not before or before[-1] in ".;:!?)]" or "\n" in text[len(before):start]):
         return True
     return bool(_CITE_BEFORE.search(text[max(0, start - 8):start]) or _CITE_AFTER.match(after)
-                or _REF_LIST_BEFORE.search(text[max(0, start - 80):start]))
+                or _REF_LIST_BEFORE.search(text[max(0, start - 80):start])
+                or _POINTER_BEFORE.search(text[max(0, start - 30):start]))
 
 
 def quantities(text: str) -> list[re.Match]:
@@ -232,6 +237,7 @@ def ordinal_candidates(answer: str, context: Sequence[str], rng: random.Random) 
 
 
 def factual_candidates(answer: str, context: Sequence[str], rng: random.Random) -> list[Candidate]:
-    """Every factual edit the rules can make to the answer (one candidate per place)."""
+    """Every factual edit the rules can make to the answer (one candidate per place), with the before/after swaps
+    that move a period's anchor ("for five years after the date" -> "before the date")."""
     return (number_candidates(answer, context, rng) + date_candidates(answer, context, rng)
-            + ordinal_candidates(answer, context, rng))
+            + ordinal_candidates(answer, context, rng) + typed("factual", swap_candidates(answer, PROCEDURAL)))

@@ -9,6 +9,7 @@ import random
 import re
 from collections.abc import Sequence
 
+from groundjudge.perturb.guards import institution_rule
 from groundjudge.perturb.lexicon import INSTITUTION_HEADS, ROLE_FAMILIES
 from groundjudge.perturb.spans import finditer_words, keep_case, replace, sentence_at
 from groundjudge.perturb.types import Candidate
@@ -63,7 +64,8 @@ def role_candidates(answer: str, context: Sequence[str], rng: random.Random) -> 
         if match.group("role")[0].isupper():
             new = " ".join(w.capitalize() for w in new.split()) if " " in role or match.group("role").istitle() \
                 else keep_case(match.group("role"), new)
-        if not _repeated_in_clause(answer, match.start("role"), match.end("role"), new):
+        if not _repeated_in_clause(answer, match.start("role"), match.end("role"), new) \
+                and not _repeated_in_list(answer, match.start("role"), match.end("role"), new):
             out.append(replace(answer, match.start("role"), match.end("role"), new, "misattribution.role"))
     return [c for c in out if c is not None]
 
@@ -79,7 +81,9 @@ def institutions(text: str) -> list[str]:
 
 
 def institution_candidates(answer: str, context: Sequence[str], rng: random.Random) -> list[Candidate]:
-    """A court or authority swapped for another one the document names (the same kind of body first)."""
+    """A court or authority swapped for another one the document names (the same kind of body first): rule
+    ``procedure.institution`` where it is the body one files with, applies or gives notice to (a Procedural
+    error, as blind readers typed it), else ``misattribution.institution``."""
     pool = sorted({n for n in institutions("\n".join(context)) if len(n.split()) > 1})
     out: list[Candidate] = []
     for match in _NAME.finditer(answer):
@@ -94,7 +98,7 @@ def institution_candidates(answer: str, context: Sequence[str], rng: random.Rand
         alike = [p for p in others if heads & set(p.split())]
         if others:
             out.append(replace(answer, start, start + len(name), rng.choice(alike or others),
-                               "misattribution.institution"))
+                               institution_rule(answer, start)))
     return [c for c in out if c is not None]
 
 
@@ -137,6 +141,16 @@ def _repeated_in_clause(text: str, start: int, end: int, phrase: str) -> bool:
     rights = [i for i in (text.find(c, end, e) for c in ",;:") if i >= 0]
     clause = text[left:start] + " " + text[end:min(rights) if rights else e]
     return re.search(r"(?<![\w-])" + re.escape(phrase) + r"(?![\w-])", clause, re.IGNORECASE) is not None
+
+
+def _repeated_in_list(text: str, start: int, end: int, phrase: str) -> bool:
+    """Whether ``[start:end)`` is an item of a comma list ("officers, shareholders, members") whose sentence already
+    names ``phrase``: the swap doubles an item and drops one ("directors, ..., directors"), it attributes nothing."""
+    if not (re.search(r",\s*(?:and\s+|or\s+)?$", text[:start]) or re.match(r"(?:s|'s)?\s*,", text[end:])):
+        return False
+    s, e = sentence_at(text, start)
+    rest = text[s:start] + " " + text[end:e]
+    return re.search(r"(?<![\w-])" + re.escape(phrase) + r"s?(?![\w-])", rest, re.IGNORECASE) is not None
 
 
 def party_candidates(answer: str, context: Sequence[str], rng: random.Random) -> list[Candidate]:
@@ -188,5 +202,7 @@ def section_candidates(answer: str, context: Sequence[str], rng: random.Random) 
 
 def misattribution_candidates(answer: str, context: Sequence[str], rng: random.Random) -> list[Candidate]:
     """Every misattribution the rules can make to the answer (one candidate per place)."""
-    return (role_candidates(answer, context, rng) + institution_candidates(answer, context, rng)
+    institutions_named = [c for c in institution_candidates(answer, context, rng)
+                          if c.rule.startswith("misattribution.")]
+    return (role_candidates(answer, context, rng) + institutions_named
             + party_candidates(answer, context, rng) + section_candidates(answer, context, rng))

@@ -9,7 +9,10 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 
-from groundjudge.perturb.lexicon import EXCEPTION_WORDS, PROCEDURAL, QUALIFIERS, REASONING, TERMINOLOGICAL, Swap
+from groundjudge.perturb.guards import order_rule, swap_blocked
+from groundjudge.perturb.lexicon import (CONTEXTUAL, EXCEPTION_WORDS, PROCEDURAL, QUALIFIERS, REASONING,
+                                         TERMINOLOGICAL, Swap)
+from groundjudge.perturb.rules_parties import institution_candidates
 from groundjudge.perturb.spans import finditer_words, keep_case, replace, sentence_at
 from groundjudge.perturb.types import Candidate
 from groundjudge.text import sentence_spans
@@ -30,6 +33,14 @@ _PARTICIPLE = re.compile(r"(?:ed|en)$|^(?:been|done|made|paid|kept|held|sent|bro
 _COORDINATED = re.compile(r"\b(?:and|or|nor)\s+$", re.IGNORECASE)
 _COPULA = re.compile(r"\b(?:is|are|was|were|be|been|being|seems?|appears?|remains?)\s+$", re.IGNORECASE)
 _RECEIVE_SEND = ("receive", "receives", "received", "receiving", "send", "sends", "sent", "sending")
+_DEONTIC = ("shall", "must", "may", "need")
+_LIST_MARKER = re.compile(r"^\s*(?:\(?[0-9ivxlcdm]{1,6}\)|[0-9]+(?:\.[0-9]+)*\.?|\(?[a-z]\)|[a-z]\.)\s*$", re.IGNORECASE)
+_BODY_NOUN = re.compile(r"\s+(?:authority|authorities|court|courts|officer|officers|body|bodies|party|parties|"
+                        r"person|persons|tribunal|agency)\b", re.IGNORECASE)
+TYPE_PREFIX: dict[str, str] = {"factual": "factual.", "contextual": "contextual.", "procedural": "procedure.",
+                               "reasoning": "reasoning.", "misattribution": "misattribution.",
+                               "terminological": "terms."}
+"""The rule-name prefix of each type slug: a rule that can make more than one type names the one it made."""
 VERB_WINDOW = 6
 """A consequence's verb is looked for in its first this many words (further on it is a clause inside it)."""
 
@@ -83,8 +94,18 @@ def swap_candidates(answer: str, swaps: tuple[Swap, ...]) -> list[Candidate]:
         if _blocked(answer, match):
             continue
         replacement, rule = table[re.sub(r"\s+", " ", match.group().lower())]
+        if swap_blocked(answer, match.start(), match.end(), replacement, rule):
+            continue
+        if rule == "procedure.order":
+            rule = order_rule(answer, match.start(), match.end())
         out.append(replace(answer, match.start(), match.end(), keep_case(match.group(), replacement), rule))
     return [c for c in out if c is not None]
+
+
+def typed(slug: str, candidates: list[Candidate]) -> list[Candidate]:
+    """The candidates whose rule makes type ``slug`` (a before/after swap can be Procedural, Factual or
+    Contextual; an institution swap Procedural or a Misattribution)."""
+    return [c for c in candidates if c.rule.startswith(TYPE_PREFIX[slug])]
 
 
 def terminological_candidates(answer: str, context: Sequence[str], rng: random.Random) -> list[Candidate]:
@@ -93,8 +114,9 @@ def terminological_candidates(answer: str, context: Sequence[str], rng: random.R
 
 
 def procedural_candidates(answer: str, context: Sequence[str], rng: random.Random) -> list[Candidate]:
-    """A step, order, trigger, forum or form of notice swapped (in writing/orally, before/after, arbitration/...)."""
-    return swap_candidates(answer, PROCEDURAL)
+    """A step, order, trigger, forum, form of notice or the body to file with swapped (in writing/orally,
+    before/after, arbitration/..., the Revenue Agency/the Tax Tribunal)."""
+    return typed("procedural", swap_candidates(answer, PROCEDURAL) + institution_candidates(answer, context, rng))
 
 
 def _clause_end(answer: str, start: int, sentence_end: int) -> int:
@@ -111,11 +133,14 @@ def exception_candidates(answer: str) -> list[Candidate]:
     out = []
     for match in finditer_words("|".join(re.escape(w).replace(r"\ ", r"\s+") for w in EXCEPTION_WORDS), answer):
         s, e = sentence_at(answer, match.start())
+        if _LIST_MARKER.match(answer[s:match.start()]):
+            s = match.start()       # "2. Except as set forth ..., all ...": the clause opens after its number
         if match.start() == s:
             comma = answer.find(", ", match.end(), e)
             if comma < 0:
                 continue
-            out.append(replace(answer, s, comma + 2, "", "contextual.exception"))
+            if not _exception_blocked(answer, s, comma + 2):
+                out.append(replace(answer, s, comma + 2, "", "contextual.exception"))
             continue
         start = match.start()
         lead = re.search(r",?\s*$", answer[s:start])
@@ -124,8 +149,23 @@ def exception_candidates(answer: str) -> list[Candidate]:
         parenthetical = answer[start:match.start()].startswith(",") and comma >= 0 and \
             match.group().lower() in ("subject to", "save that")
         end = comma + 1 if parenthetical else _clause_end(answer, match.end(), e)
-        out.append(replace(answer, start, end, "", "contextual.exception"))
+        if not _exception_blocked(answer, start, end):
+            out.append(replace(answer, start, end, "", "contextual.exception"))
     return [c for c in out if c is not None]
+
+
+def _exception_blocked(answer: str, start: int, end: int) -> bool:
+    """Whether dropping ``answer[start:end]`` leaves no error or a broken sentence: a lead-in or a list ("subject
+    to the following conditions:"), the complement of a verb ("is not subject to ...", "shall be subject to ..."),
+    or a whole sentence."""
+    dropped = answer[start:end]
+    if ":" in dropped or ";" in dropped:
+        return True
+    if re.search(r"\b(?:is|are|was|were|be|been|being|not|remain|remains)\s*$", answer[:start], re.IGNORECASE):
+        return True
+    s, e = sentence_at(answer, start)
+    rest = (answer[s:start] + answer[end:e]).strip(" .,;")
+    return len(rest.split()) < 4
 
 
 def qualifier_candidates(answer: str) -> list[Candidate]:
@@ -138,6 +178,12 @@ def qualifier_candidates(answer: str) -> list[Candidate]:
                                                                                    answer[end:end + 5])
                           or _COORDINATED.search(answer[:start]) or _COPULA.search(answer[:start])):
             continue    # predicative or coordinated: removing it breaks the sentence
+        if re.search(r"\bthan\s+(?:a\s+|an\s+)?$", answer[:start], re.IGNORECASE):
+            continue    # "no less than reasonable efforts" -> "no less than efforts" is not English
+        if match.group()[0].isupper() and start > sentence_at(answer, start)[0]:
+            continue    # part of a defined term: "the Evaluation Material"
+        if match.group().lower() == "proper" and _BODY_NOUN.match(answer[end:]):
+            continue    # "the proper authority" names the body, it does not qualify a rule
         if answer[max(0, start - 2):start] == ", " and answer[end:end + 1] == ",":
             start, end = start - 2, end + 1     # ", where feasible," goes with its commas
         elif answer[end:end + 1] == " ":
@@ -154,8 +200,15 @@ def qualifier_candidates(answer: str) -> list[Candidate]:
 
 
 def contextual_candidates(answer: str, context: Sequence[str], rng: random.Random) -> list[Candidate]:
-    """Every contextual edit: an exception dropped, a qualifier or 'only' removed."""
-    return exception_candidates(answer) + qualifier_candidates(answer)
+    """Every contextual edit: an exception dropped, a qualifier or 'only' removed, a scope inverted (including ->
+    excluding), a before/after that says what a rule covers swapped, a condition stated as a fact ('If X, Y' ->
+    'Because X, Y': the rule applied outside its condition, as blind readers typed it)."""
+    out = exception_candidates(answer) + qualifier_candidates(answer) + swap_candidates(answer, CONTEXTUAL)
+    out += typed("contextual", swap_candidates(answer, PROCEDURAL))
+    for start, end in sentence_spans(answer):
+        if re.match(r"If\s", answer[start:end]) and "," in answer[start:end]:
+            out.append(replace(answer, start, start + 2, "Because", "contextual.conditional_as_fact"))
+    return [c for c in out if c is not None]
 
 
 def negate(text: str) -> tuple[int, int, str] | None:
@@ -171,6 +224,8 @@ def negate(text: str) -> tuple[int, int, str] | None:
         return None
     word = found.group()
     low = word.lower()
+    if low.split()[0] in _DEONTIC:
+        return None     # "shall not destroy", "may not extend": a duty or a permission changed, not a conclusion
     if low == "cannot":
         return found.start(), found.end(), keep_case(word, "can")
     if low in ("can no longer", "no longer"):
@@ -227,8 +282,8 @@ def _consequence(answer: str, start: int, end: int) -> tuple[int, int] | None:
 
 
 def reasoning_candidates(answer: str, context: Sequence[str], rng: random.Random) -> list[Candidate]:
-    """A conclusion the premises do not give: a consequence negated, a conditional stated as a fact ('If X, Y'
-    -> 'Because X, Y'), the other of two computed values taken (the earlier of / the later of)."""
+    """A conclusion the premises do not give: a consequence negated, the other of two computed values taken (the
+    earlier of / the later of)."""
     out = swap_candidates(answer, REASONING)
     for start, end in sentence_spans(answer):
         span = consequence(answer, start, end)
@@ -237,7 +292,4 @@ def reasoning_candidates(answer: str, context: Sequence[str], rng: random.Random
             if edit is not None:
                 out.append(replace(answer, span[0] + edit[0], span[0] + edit[1], edit[2],
                                    "reasoning.negated_consequence"))
-        lead = re.match(r"If\s", answer[start:end])
-        if lead and "," in answer[start:end]:
-            out.append(replace(answer, start, start + 2, "Because", "reasoning.conditional_as_fact"))
     return [c for c in out if c is not None]
