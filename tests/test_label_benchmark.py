@@ -315,3 +315,38 @@ def test_measure_end_to_end_on_a_drawn_sample(bench, tmp_path, capsys):
     assert math.isclose(sum(g["rows"] for g in result["parts"][0]["by_type"]), 42)
     page = (out / "benchmark_check.md").read_text()
     assert "| Terminological Errors | 18 |" in page and "### Per generator rule" in page
+
+
+def test_exclude_leaves_out_every_row_of_an_earlier_key(bench, tmp_path, capsys):
+    """A fresh sample after a fix: --exclude KEY draws none of the earlier sample's rows, says so in the key and
+    the measurement, and weighs by the rows left in."""
+    assert _draw(bench, tmp_path / "one", "--variants", "12", "--second-variants", "4", "--originals", "4",
+                 "--restatements", "2", "--paraphrases", "3") == 0
+    first_header, first = read_key(tmp_path / "one" / "key.jsonl")
+    assert "excluded" not in _jsonl(tmp_path / "one" / "key.jsonl")[0]     # keys without --exclude as before
+    first_rows = {item.row_id for item in first.values()}
+    assert _draw(bench, tmp_path / "two", "--variants", "12", "--second-variants", "4", "--originals", "4",
+                 "--restatements", "2", "--paraphrases", "3", "--seed", "5", "--exclude",
+                 str(tmp_path / "one" / "key.jsonl")) == 0
+    assert f"left out: {len(first_rows)} rows of sample {first_header.sample}" in capsys.readouterr().out
+    header, second = read_key(tmp_path / "two" / "key.jsonl")
+    assert {item.row_id for item in second.values()}.isdisjoint(first_rows)
+    assert header.excluded == {first_header.sample: len(first_rows)} and header.sample != first_header.sample
+    # the strata count only the rows left in: the whole benchmark less the first sample
+    assert sum(header.strata.values()) == sum(first_header.strata.values()) - len(first_rows)
+    # without --exclude the same seed draws some of the first sample's rows (the test above can fail)
+    assert _draw(bench, tmp_path / "three", "--variants", "12", "--second-variants", "4", "--originals", "4",
+                 "--restatements", "2", "--paraphrases", "3", "--seed", "5") == 0
+    _, third = read_key(tmp_path / "three" / "key.jsonl")
+    assert not {item.row_id for item in third.values()}.isdisjoint(first_rows)
+    labels = [{"id": item.id, "label": "grounded", "error_types": [], "fluent": True, "note": "", "labeller": "A"}
+              for item in second.values()]
+    write_jsonl(tmp_path / "labels_A.jsonl", labels)
+    result = measure(tmp_path / "two" / "key.jsonl", {"A": str(tmp_path / "labels_A.jsonl")})
+    assert result.excluded == {first_header.sample: len(first_rows)}
+    # a key that is not there, or not a key: one line, nothing written
+    for bad, message in ((tmp_path / "none.jsonl", "no such key file"), (tmp_path / "labels_A.jsonl", "not a")):
+        assert _draw(bench, tmp_path / "four", "--exclude", str(bad)) == 2
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and message in err and "--exclude" in err, err
+        assert not (tmp_path / "four").exists()

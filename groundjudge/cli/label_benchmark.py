@@ -2,7 +2,8 @@
 
 ``draw DATA --out DIR`` writes a seeded, stratified sample of the benchmark's typed variants with grounded
 controls mixed in as blind files for two labellers (``blind_A.jsonl``, ``blind_B.jsonl``: id, question,
-documents, answer; nothing else) and the hidden key (``key.jsonl``, or ``--key FILE`` to keep it elsewhere).
+documents, answer; nothing else) and the hidden key (``key.jsonl``, or ``--key FILE`` to keep it elsewhere);
+``--exclude KEY`` leaves out every row of an earlier sample, for a fresh one after the generator was fixed.
 ``measure KEY --labels A=FILE [--labels B=FILE]`` gives every rule's and type's precision with 95% intervals,
 weighted to the whole file, and the agreement between the labellers (docs/labelling.md, "Checking a benchmark").
 """
@@ -21,8 +22,10 @@ from groundjudge.labels.benchmark_check import measure
 from groundjudge.labels.benchmark_files import (
     BLIND_FILES,
     KEY_FILE,
+    KeyFileError,
     KeyHeader,
     leaks,
+    read_key,
     sample_tag,
     write_round,
 )
@@ -63,6 +66,7 @@ def cmd_draw(args: argparse.Namespace) -> int:
     if there and not args.force:
         raise UsageError(f"--out {out}: {there[0]} exists (--force overwrites it; labels made for it would then "
                          "belong to another sample)")
+    excluded = _excluded_rows(args.exclude)
     loaded = load_examples([args.data])
     examples = {example.id: example for example in loaded.examples}
     try:
@@ -73,13 +77,16 @@ def cmd_draw(args: argparse.Namespace) -> int:
             units = with_verdicts(units, judges, patterns)
         elif args.judge:
             raise SampleError("--judge: names a judge of the runs given with --run (none given)")
+        left_out = {tag: sum(unit.row_id in rows for unit in units) for tag, rows in excluded.items()}
+        units = [unit for unit in units if not any(unit.row_id in rows for rows in excluded.values())]
         drawn = draw(units, settings)
     except SampleError as err:
         raise UsageError(str(err)) from None
-    header = KeyHeader(sample=sample_tag(loaded.hash, settings, judges), dataset=Path(args.data).name,
-                       dataset_sha256=loaded.hash, settings=settings, judges=judges,
+    header = KeyHeader(sample=sample_tag(loaded.hash, settings, judges, list(excluded)),
+                       dataset=Path(args.data).name, dataset_sha256=loaded.hash, settings=settings, judges=judges,
                        parts={part: paths[part].name for part in PARTS if settings.second_variants or part == "A"},
-                       strata=drawn.population, rules=drawn.rules, taxonomy=taxonomy_names(None))
+                       strata=drawn.population, rules=drawn.rules, taxonomy=taxonomy_names(None),
+                       excluded=left_out if excluded else None)
     write_round(drawn, examples, header, paths)
     problems = [p for part in header.parts for p in leaks(paths[part], paths["key"], examples)]
     if problems:
@@ -88,8 +95,24 @@ def cmd_draw(args: argparse.Namespace) -> int:
     return 0
 
 
+def _excluded_rows(keys: list[str] | None) -> dict[str, set[str]]:
+    """Sample tag -> the row ids of each ``--exclude`` key; a key that cannot be read is a one-line error."""
+    rows: dict[str, set[str]] = {}
+    for key in keys or []:
+        if not Path(key).is_file():
+            raise UsageError(f"--exclude {key}: no such key file")
+        try:
+            header, items = read_key(key)
+        except KeyFileError as err:
+            raise UsageError(f"--exclude {err}") from None
+        rows.setdefault(header.sample, set()).update(item.row_id for item in items.values())
+    return rows
+
+
 def _print_draw(header: KeyHeader, drawn, paths) -> None:
     console = stdout_console()
+    for tag, count in (header.excluded or {}).items():
+        console.print(Text(f"left out: {count} rows of sample {tag} (--exclude)"), soft_wrap=True)
     for part in header.parts:
         kinds: dict[str, int] = {}
         for unit in drawn.units:
@@ -167,6 +190,9 @@ def add_parser(verbs) -> None:
                          help="a run over the benchmark: its judges' verdict patterns split the strata (repeatable)")
     drawing.add_argument("--judge", action="append", metavar="SPEC",
                          help="only these judges of the runs make the verdict pattern (repeatable; default all)")
+    drawing.add_argument("--exclude", action="append", metavar="KEY",
+                         help="an earlier sample's key: every row id in it is left out of this draw, so a fresh "
+                              "sample shares no row with it (repeatable)")
     drawing.add_argument("--seed", type=int, default=0, help="seed of the draw and the orders (default 0)")
     drawing.add_argument("--force", action="store_true", help="overwrite blind files or a key already there")
     drawing.set_defaults(func=cmd_draw)

@@ -109,6 +109,8 @@ class Measurement(BaseModel):
     agreement: PeopleAgreement | None = Field(default=None, description="On the label and each error type.")
     agreement_confirmed: PeopleAgreement | None = Field(default=None, description=(
         "On whether a variant is confirmed (ungrounded with its intended type), variants labelled by both."))
+    excluded: dict[str, int] | None = Field(default=None, description=(
+        "Earlier samples whose rows the draw left out -> rows left out (the figures stand for the rest)."))
 
 
 def wilson(p: float, n: float, z: float = Z95) -> tuple[float, float]:
@@ -293,4 +295,5 @@ def measure(key: str | Path, labels_files: Mapping[str, str | Path]) -> Measurem
     agreement, agreement_confirmed = _agreement(items, labels, header.taxonomy)
     return Measurement(sample=header.sample, dataset=header.dataset, dataset_sha256=header.dataset_sha256,
                        judges=header.judges, weighting=WEIGHTING,
-                       parts=parts, agreement=agreement, agreement_confirmed=agreement_confirmed)
+                       parts=parts, agreement=agreement, agreement_confirmed=agreement_confirmed,
+                       excluded=header.excluded)

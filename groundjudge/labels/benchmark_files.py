@@ -67,15 +67,31 @@ class KeyHeader(BaseModel):
     strata: dict[str, int] = Field(description="Stratum -> rows of the benchmark in it.")
     rules: dict[str, dict[str, int]] = Field(description="Stratum -> generator rule -> rows of the benchmark in it.")
     taxonomy: list[str]
+    excluded: dict[str, int] | None = Field(default=None, description=(
+        "Sample tag of each earlier key whose row ids were left out of the benchmark before the draw -> rows of the "
+        "benchmark left out for it (None: nothing left out). The strata, and so the weights, count only the rows "
+        "left in."))
+
+    def dump(self) -> dict:
+        """The header as written: without ``excluded`` when nothing was left out (keys as before it existed)."""
+        data = self.model_dump()
+        if data["excluded"] is None:
+            data.pop("excluded")
+        return data
 
 
 class KeyFileError(LabelsError):
     """A key file that cannot be read as one; the message names file and line."""
 
 
-def sample_tag(dataset_sha256: str, settings: DrawSettings, judges: Sequence[str]) -> str:
-    """Six hex digits naming a sample: the data, the settings and the judges' strata."""
-    text = json.dumps([dataset_sha256, settings.model_dump(), list(judges)], sort_keys=True)
+def sample_tag(dataset_sha256: str, settings: DrawSettings, judges: Sequence[str],
+               excluded: Sequence[str] = ()) -> str:
+    """Six hex digits naming a sample: the data, the settings, the judges' strata and the earlier samples whose
+    rows were left out."""
+    parts: list = [dataset_sha256, settings.model_dump(), list(judges)]
+    if excluded:
+        parts.append(sorted(excluded))
+    text = json.dumps(parts, sort_keys=True)
     return "s" + hashlib.sha256(text.encode()).hexdigest()[:6]
 
 
@@ -100,7 +116,7 @@ def write_round(drawn: Drawn, examples: Mapping[str, Example], header: KeyHeader
     for unit in sorted(drawn.units, key=lambda u: ids[u.row_id]):
         items.append(KeyItem(**unit.model_dump(), id=ids[unit.row_id], stratum_name=unit.stratum,
                              pi=drawn.pi[unit.row_id]))
-    _write_jsonl(paths["key"], [header.model_dump(), *(item.model_dump() for item in items)])
+    _write_jsonl(paths["key"], [header.dump(), *(item.model_dump() for item in items)])
     for part in PARTS:
         members = [item for item in items if part in item.pi]
         if not members:

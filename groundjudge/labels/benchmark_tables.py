@@ -90,6 +90,10 @@ def measurement_markdown(measurement: Measurement) -> str:
     lines = [f"# Benchmark check of {measurement.dataset}: sample {measurement.sample}", "",
              (f"Data: `{measurement.dataset}` (sha256 {measurement.dataset_sha256[:12]}...). Weighting: "
              f"{measurement.weighting}"), ""]
+    if measurement.excluded:
+        left = ", ".join(f"{count} rows of sample {tag}" for tag, count in measurement.excluded.items())
+        lines += [(f"Left out before the draw (--exclude): {left}. Every figure stands for the benchmark's "
+                   "other rows: the row counts below are of those."), ""]
     for part in measurement.parts:
         lines += part_markdown(part, measurement.judges)
     if measurement.agreement is not None:
