@@ -350,3 +350,32 @@ def test_exclude_leaves_out_every_row_of_an_earlier_key(bench, tmp_path, capsys)
         err = capsys.readouterr().err.strip()
         assert len(err.splitlines()) == 1 and message in err and "--exclude" in err, err
         assert not (tmp_path / "four").exists()
+
+
+def test_exclude_data_leaves_out_a_row_retyped_under_a_new_id(bench, tmp_path, capsys):
+    """A fix that retypes a row gives it a new id with the same text: --exclude-data (the file the earlier key was
+    drawn from) leaves it out as well; a file that is not that data is one line."""
+    assert _draw(bench, tmp_path / "one", "--variants", "12", "--second-variants", "4", "--originals", "4",
+                 "--restatements", "2", "--paraphrases", "3") == 0
+    first_header, first = read_key(tmp_path / "one" / "key.jsonl")
+    moved = min(item.row_id for item in first.values() if item.kind == "variant")
+    rows = bench_rows()
+    for row in rows:
+        if row["id"] == moved:
+            row["id"] = moved.split("~")[0] + "~contextual~1"
+            row["error_types"] = ["Contextual Misinterpretations"]
+            row["meta"]["perturbation"]["error_type"] = "Contextual Misinterpretations"
+    (tmp_path / "rebuilt").mkdir()
+    rebuilt = write_jsonl(tmp_path / "rebuilt" / "bench.jsonl", rows)
+    args = ["label-benchmark", "draw", str(rebuilt), "--variants", "12", "--second-variants", "4", "--originals",
+            "4", "--restatements", "2", "--paraphrases", "3", "--seed", "5", "--exclude",
+            str(tmp_path / "one" / "key.jsonl")]
+    assert main([*args, "--out", str(tmp_path / "two"), "--exclude-data", str(bench / "bench.jsonl")]) == 0
+    header, second = read_key(tmp_path / "two" / "key.jsonl")
+    assert header.excluded == {first_header.sample: len(first) - 1, f"{first_header.sample} same text": 1}
+    assert moved.split("~")[0] + "~contextual~1" not in {item.row_id for item in second.values()}
+    capsys.readouterr()
+    assert main([*args, "--out", str(tmp_path / "three"), "--exclude-data", str(rebuilt)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "not the data the --exclude keys were drawn from" in err, err
+    assert not (tmp_path / "three").exists()

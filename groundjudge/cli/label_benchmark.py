@@ -69,6 +69,8 @@ def cmd_draw(args: argparse.Namespace) -> int:
     excluded = _excluded_rows(args.exclude)
     loaded = load_examples([args.data])
     examples = {example.id: example for example in loaded.examples}
+    if args.exclude_data:
+        excluded.update(_same_text_rows(args.exclude_data, args.exclude, excluded, loaded.examples))
     try:
         units = units_of(loaded.examples)
         judges: list[str] = []
@@ -107,6 +109,34 @@ def _excluded_rows(keys: list[str] | None) -> dict[str, set[str]]:
             raise UsageError(f"--exclude {err}") from None
         rows.setdefault(header.sample, set()).update(item.row_id for item in items.values())
     return rows
+
+
+def _same_text_rows(old_data: str, keys: list[str] | None, excluded: dict[str, set[str]], examples) -> dict:
+    """``<tag> same text`` -> the rows of the data (under other ids) whose source and answer text are those of a row
+    of an ``--exclude`` key in ``old_data``, the file that key was drawn from: rows a fix retyped under a new id."""
+    if not keys:
+        raise UsageError("--exclude-data: needs --exclude KEY (the keys drawn from it)")
+    if not Path(old_data).is_file():
+        raise UsageError(f"--exclude-data {old_data}: no such file")
+    old = load_examples([old_data])
+    headers = [read_key(key)[0] for key in keys]
+    if any(header.dataset_sha256 != old.hash for header in headers):
+        raise UsageError(f"--exclude-data {old_data}: not the data the --exclude keys were drawn from (its hash "
+                         "differs from their headers')")
+    by_id = {example.id: example for example in old.examples}
+    out: dict[str, set[str]] = {}
+    for tag, rows in excluded.items():
+        texts = {_source_and_answer(by_id[row]) for row in rows if row in by_id}
+        same = {example.id for example in examples if example.id not in rows
+                and _source_and_answer(example) in texts}
+        if same:
+            out[f"{tag} same text"] = same
+    return out
+
+
+def _source_and_answer(example) -> tuple[str, str]:
+    made = (example.meta or {}).get("perturbation") or {}
+    return str(made.get("source_id") or example.id), example.answer
 
 
 def _print_draw(header: KeyHeader, drawn, paths) -> None:
@@ -193,6 +223,9 @@ def add_parser(verbs) -> None:
     drawing.add_argument("--exclude", action="append", metavar="KEY",
                          help="an earlier sample's key: every row id in it is left out of this draw, so a fresh "
                               "sample shares no row with it (repeatable)")
+    drawing.add_argument("--exclude-data", metavar="FILE",
+                         help="the data file the --exclude keys were drawn from: rows with the same source and answer "
+                              "text as one of their rows are left out too (rows a fix retyped under a new id)")
     drawing.add_argument("--seed", type=int, default=0, help="seed of the draw and the orders (default 0)")
     drawing.add_argument("--force", action="store_true", help="overwrite blind files or a key already there")
     drawing.set_defaults(func=cmd_draw)
