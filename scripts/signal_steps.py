@@ -50,10 +50,23 @@ from pathlib import Path
 import numpy as np
 
 from groundjudge.formats.load import assign_missing_splits, dataset_hash, load_examples
-from groundjudge.local_nli.pairs import (EvidenceIndex, changed_claims, claims_of, closest_sibling,
-                                         context_sentences, document_sentences, gold_spans, source_group)
+from groundjudge.local_nli.pairs import (
+    EvidenceIndexes,
+    changed_claims,
+    claims_of,
+    closest_sibling,
+    context_sentences,
+    document_sentences,
+    gold_spans,
+    source_group,
+)
 from groundjudge.local_nli.train_data import group_bucket, split_examples
-from groundjudge.metrics import bootstrap_ci, classification_metrics, fit_threshold, ranking_metrics
+from groundjudge.metrics import (
+    bootstrap_ci,
+    classification_metrics,
+    fit_threshold,
+    ranking_metrics,
+)
 from groundjudge.types import Example
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -117,20 +130,9 @@ class PairUnit:
     example: Example
 
 
-class Indexes:
-    """An EvidenceIndex per distinct context (built on first use)."""
-
-    def __init__(self, method: str = "embedding") -> None:
-        """Rank context sentences by ``method`` ('embedding' or 'tfidf')."""
-        self.method = method
-        self._items: dict[tuple[str, ...], EvidenceIndex] = {}
-
-    def of(self, example: Example) -> EvidenceIndex:
-        """The index of the example's context sentences."""
-        if example.context not in self._items:
-            self._items[example.context] = EvidenceIndex(context_sentences(example) or [example.context_text],
-                                                         self.method)
-        return self._items[example.context]
+Indexes = EvidenceIndexes
+"""An EvidenceIndex per distinct context, built on first use (the training pairs' own; every caller names the
+method: 'tfidf' or 'embedding')."""
 
 
 def grounded_by_group(examples: Sequence[Example]) -> dict[str, list[Example]]:

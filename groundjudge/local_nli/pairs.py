@@ -173,10 +173,11 @@ class EvidenceIndex:
         return float(scores.max()) if len(scores) else 0.0
 
 
-class _Indexes:
+class EvidenceIndexes:
     """EvidenceIndex per distinct context, built on first use (answers often share a document)."""
 
     def __init__(self, method: str = "tfidf") -> None:
+        """Rank context sentences by ``method`` ('tfidf' or 'embedding')."""
         self.method = method
         self._items: dict[tuple[str, ...], EvidenceIndex] = {}
 
@@ -248,7 +249,7 @@ def _pairs_negatives(example: Example, sibling: Example | None, index: EvidenceI
 
 def pairs_recipe(examples: Sequence[Example], evidence_k: int = 2, evidence: str = "tfidf") -> list[Pair]:
     """The ``pairs`` recipe: every labelled example contributes (see the module docstring)."""
-    indexes, siblings = _Indexes(evidence), _grounded_by_group(examples)
+    indexes, siblings = EvidenceIndexes(evidence), _grounded_by_group(examples)
     out: list[Pair] = []
     for example in examples:
         index = indexes.of(example)
@@ -271,7 +272,7 @@ def _diff_negatives(example: Example, sibling: Example, index: EvidenceIndex, k:
 
 def diff_recipe(examples: Sequence[Example], evidence_k: int = 1, evidence: str = "tfidf") -> list[Pair]:
     """The ``diff`` recipe: contrasts between ungrounded answers and their closest grounded sibling."""
-    indexes, siblings = _Indexes(evidence), _grounded_by_group(examples)
+    indexes, siblings = EvidenceIndexes(evidence), _grounded_by_group(examples)
     out: list[Pair] = []
     used: set[str] = set()
     for example in examples:
@@ -352,7 +353,7 @@ def gold_evidence_pairs(examples: Sequence[Example], evidence_k: int = 2, eviden
     the ``near_misses`` best-ranked premises of ``evidence_k`` sentences that contain no gold sentence
     are 'unsupported': a related clause is not evidence.
     """
-    indexes = _Indexes(evidence)
+    indexes = EvidenceIndexes(evidence)
     out: list[Pair] = []
     for example in examples:
         index = indexes.of(example)

@@ -8,7 +8,13 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from groundjudge.local_nli.pairs import EvidenceIndex, Pair, _Indexes, _pair, claims_of
+from groundjudge.local_nli.pairs import (
+    EvidenceIndex,
+    EvidenceIndexes,
+    Pair,
+    _pair,
+    claims_of,
+)
 from groundjudge.text import normalize
 from groundjudge.types import Example
 
@@ -210,7 +216,7 @@ def _context_sources(example: Example, index: EvidenceIndex) -> list[_EditSource
             for i, sentence in enumerate(sents) if 4 <= len(sentence.split()) <= 60]
 
 
-def _synthetic_sources(examples: Sequence[Example], indexes: _Indexes, k: int) -> list[_EditSource]:
+def _synthetic_sources(examples: Sequence[Example], indexes: EvidenceIndexes, k: int) -> list[_EditSource]:
     """Grounded answer claims (premise = their evidence) and context sentences (premise = their window)."""
     sources: list[_EditSource] = []
     seen: set[tuple[str, ...]] = set()
@@ -234,7 +240,7 @@ def synthetic_pairs(examples: Sequence[Example], n: int, seed: int = 0, evidence
     'contradiction', a modal flip 'unsupported'.
     """
     rng = random.Random(seed)
-    indexes = _Indexes(evidence)
+    indexes = EvidenceIndexes(evidence)
     sources = _synthetic_sources(examples, indexes, evidence_k)
     rng.shuffle(sources)
     out: list[Pair] = []
