@@ -7,7 +7,7 @@ import argparse
 import os
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-from groundjudge.cli.common import UsageError, console, stdout_console
+from groundjudge.cli.common import UsageError, console, print_trained
 from groundjudge.formats import ADAPTERS  # noqa: E402
 
 
@@ -43,17 +43,13 @@ def cmd_train(args: argparse.Namespace) -> int:
             card = train(cfg, report=console.print)
     except TrainError as err:
         raise UsageError(str(err)) from err
-    if card is None:
-        return 0
-    dev = card["dev_metrics"]["pair_level"]
-    if dev:
-        auc = "n/a" if dev["auc"] is None else f"{dev['auc']:.3f}"
-        stdout_console().print(f"dev (pair level, {dev['n']} pairs): balanced accuracy {dev['balanced_accuracy']:.3f}, "
-                        f"macro-F1 {dev['macro_f1']:.3f}, AUC {auc}; at tau={dev['tau']:.3f}: balanced accuracy "
-                        f"{dev['at_tau']['balanced_accuracy']:.3f}")
-    stdout_console().print(f"model: {args.out} (best step {card['best_step']} of {card['steps']}, "
-                    f"{card['training_time_s']} s training)")
-    return 0
+    return print_trained(card, args.out, _dev_line)
+
+
+def _dev_line(dev: dict, auc: str) -> str:
+    return (f"dev (pair level, {dev['n']} pairs): balanced accuracy {dev['balanced_accuracy']:.3f}, "
+            f"macro-F1 {dev['macro_f1']:.3f}, AUC {auc}; at tau={dev['tau']:.3f}: balanced accuracy "
+            f"{dev['at_tau']['balanced_accuracy']:.3f}")
 
 
 def add_parser(verbs) -> None:

@@ -10,7 +10,7 @@ from groundjudge.cli.common import (
     console,
     llm_options,
     make_service,
-    stdout_console,
+    print_trained,
 )
 
 
@@ -67,13 +67,9 @@ def cmd_train_documents(args: argparse.Namespace) -> int:
         card = train_from_documents(cfg, opts, report=console.print)
     except TrainError as err:
         raise UsageError(str(err)) from err
-    if card is None:
-        return 0
-    dev = card["dev_metrics"]["pair_level"]
-    if dev:
-        auc = "n/a" if dev["auc"] is None else f"{dev['auc']:.3f}"
-        stdout_console().print(f"dev (pair level, {dev['n']} pairs of held-out documents): balanced accuracy "
-                               f"{dev['balanced_accuracy']:.3f}, AUC {auc}")
-    stdout_console().print(f"model: {args.out} (best step {card['best_step']} of {card['steps']}, "
-                           f"{card['training_time_s']} s training)")
-    return 0
+    return print_trained(card, args.out, _dev_line)
+
+
+def _dev_line(dev: dict, auc: str) -> str:
+    return (f"dev (pair level, {dev['n']} pairs of held-out documents): balanced accuracy "
+            f"{dev['balanced_accuracy']:.3f}, AUC {auc}")
