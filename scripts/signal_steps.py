@@ -366,8 +366,10 @@ def answer_features(claim_scores: Sequence[Sequence[float]]) -> np.ndarray:
     return np.array([[min(s), float(np.mean(s)), max(s), len(s)] for s in claim_scores], dtype=float)
 
 
-def summarize(labels: Sequence[str], scores: np.ndarray, folds: np.ndarray, seed: int, n_boot: int) -> dict:
-    """n, ROC AUC and balanced accuracy (cross-fitted threshold) with 95% bootstrap intervals."""
+def summarize(labels: Sequence[str], scores: np.ndarray, folds: np.ndarray, seed: int, n_boot: int,
+              tau: float | None = None) -> dict:
+    """n, ROC AUC and balanced accuracy (cross-fitted threshold) with 95% bootstrap intervals; with ``tau`` also
+    the balanced accuracy at that fixed threshold (the model card's, fitted without these rows' labels)."""
     scores = np.asarray(scores, dtype=float)
     keep = ~np.isnan(scores)
     labels, scores, folds = [lab for lab, k in zip(labels, keep) if k], scores[keep], folds[keep]
@@ -381,6 +383,11 @@ def summarize(labels: Sequence[str], scores: np.ndarray, folds: np.ndarray, seed
                balanced_accuracy_ci95=bootstrap_ci(labels, predicted, ("balanced_accuracy",), n_boot,
                                                    seed)["balanced_accuracy"],
                abstained=predicted.count("abstain"))
+    if tau is not None:
+        at_tau = [GROUNDED if value >= tau else UNGROUNDED for value in scores]
+        out.update(tau=tau, balanced_accuracy_at_tau=classification_metrics(labels, at_tau)["balanced_accuracy"],
+                   balanced_accuracy_at_tau_ci95=bootstrap_ci(labels, at_tau, ("balanced_accuracy",), n_boot,
+                                                              seed)["balanced_accuracy"])
     return out
 
 
@@ -449,8 +456,10 @@ def evidence_recall(data: SetData, card: CardInput) -> dict:
     return out
 
 
-def set_rows(data: SetData, scores: dict[str, dict[str, np.ndarray]], seed: int, n_boot: int) -> list[dict]:
-    """The step rows a-d (LR transfer comes later, across sets) of every scorer on one set."""
+def set_rows(data: SetData, scores: dict[str, dict[str, np.ndarray]], seed: int, n_boot: int,
+             taus: dict[str, float] | None = None) -> list[dict]:
+    """The step rows a-d (LR transfer comes later, across sets) of every scorer on one set; a scorer in ``taus``
+    also gets its balanced accuracy at that fixed threshold on the rows it scores directly (not the LR's)."""
     rows = []
     unit_labels, unit_folds = [u.label for u in data.units], folds_of([u.group for u in data.units], seed)
     known = [i for i, lab in enumerate(data.item_labels) if lab is not None]
@@ -460,8 +469,9 @@ def set_rows(data: SetData, scores: dict[str, dict[str, np.ndarray]], seed: int,
     answer_folds = folds_of([source_group(ex) for ex in data.answers], seed)
     for name, mine in scores.items():
         def row(step: str, labels, values, folds, name: str = name) -> None:
+            tau = (taus or {}).get(name) if not step.startswith("d_lr") else None
             rows.append({"set": data.name, "step": step, "scorer": name,
-                         **summarize(labels, np.asarray(values, dtype=float), folds, seed, n_boot)})
+                         **summarize(labels, np.asarray(values, dtype=float), folds, seed, n_boot, tau)})
         for step in ("a", "b"):
             if step in mine:
                 row(step, unit_labels, mine[step], unit_folds)
@@ -504,7 +514,11 @@ def _cell(row: dict | None) -> str:
         return row.get("note", "—")
     auc, ci = row["roc_auc"], row["roc_auc_ci95"]
     bacc, bci = row["balanced_accuracy"], row["balanced_accuracy_ci95"]
-    return f"{auc:.3f} [{ci[0]:.2f}, {ci[1]:.2f}] / {bacc:.3f} [{bci[0]:.2f}, {bci[1]:.2f}]"
+    text = f"{auc:.3f} [{ci[0]:.2f}, {ci[1]:.2f}] / {bacc:.3f} [{bci[0]:.2f}, {bci[1]:.2f}]"
+    if row.get("balanced_accuracy_at_tau") is not None:
+        tci = row["balanced_accuracy_at_tau_ci95"]
+        text += f" / at tau {row['balanced_accuracy_at_tau']:.3f} [{tci[0]:.2f}, {tci[1]:.2f}]"
+    return text
 
 
 def table(rows: Sequence[dict], scorers: Sequence[str]) -> str:
@@ -579,6 +593,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     seen, same_split = trained_groups(card)
     indexes = Indexes(card.get("evidence", "tfidf"))
     scorers = real_scorers(str(model_dir), indexes)
+    taus = {next(iter(scorers)): float(card["tau"])} if card.get("tau") is not None else {}
     sets, scores, rows, info = [], {}, [], {}
     for name in chosen:
         loaded = load_examples([str(ROOT / f) for f in SET_FILES[name]])
@@ -591,7 +606,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{name}: {len(answers)} answers, {len(data.units)} oracle pairs, {len(data.items)} claims",
               file=sys.stderr)
         scores[name] = step_scores(data, scorers)
-        rows += set_rows(data, scores[name], args.seed, args.n_boot)
+        rows += set_rows(data, scores[name], args.seed, args.n_boot, taus)
         card_scorer = next(iter(scorers.values()))
         info[name] = {"files": SET_FILES[name], "held_out_answers": len(pool), "answers": len(answers),
                       "documents": len({source_group(ex) for ex in answers}), "oracle_pairs": len(data.units),

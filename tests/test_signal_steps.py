@@ -184,3 +184,24 @@ def test_the_held_out_part_is_what_training_with_run_dev_fraction_leaves_out():
     assert {e.meta["group"] for e in held}.isdisjoint({e.meta["group"] for e in train + dev})
     assert {e.id for e in held} | {e.id for e in train + dev} == {e.id for e in examples}
     assert S.sample(held, 5, seed=1) == S.sample(held, 5, seed=1) and len(S.sample(held, 5, seed=1)) == 5
+
+
+def test_the_card_tau_gives_a_label_free_balanced_accuracy_beside_the_cross_fitted_one():
+    labels = ["grounded", "ungrounded"] * 10
+    scores = np.array([0.6, 0.4] * 10)          # perfectly ranked, but every score is below a tau of 0.7
+    folds = S.folds_of([f"g{i}" for i in range(20)], 0)
+    row = S.summarize(labels, scores, folds, seed=0, n_boot=50, tau=0.7)
+    assert row["roc_auc"] == 1.0 and row["balanced_accuracy"] == 1.0
+    assert row["tau"] == 0.7 and row["balanced_accuracy_at_tau"] == 0.5      # says ungrounded to all
+    assert S.summarize(labels, scores, folds, seed=0, n_boot=50, tau=0.5)["balanced_accuracy_at_tau"] == 1.0
+    assert "balanced_accuracy_at_tau" not in S.summarize(labels, scores, folds, seed=0, n_boot=50)
+    text = S.table([{"set": "s", "step": "a", "scorer": "m", **row}], ["m"])
+    assert "/ at tau 0.500 [0.50, 0.50] |" in text
+
+
+def test_set_rows_give_the_fixed_tau_to_the_named_scorer_and_not_to_the_aggregator():
+    data = set_data("one", 12, 0)
+    scores = {"m": {"claims": np.arange(12, dtype=float) / 12}, "c": {"claims": np.arange(12, dtype=float) / 12}}
+    rows = S.set_rows(data, scores, seed=0, n_boot=20, taus={"m": 0.5})
+    with_tau = {(r["scorer"], r["step"]) for r in rows if "balanced_accuracy_at_tau" in r}
+    assert with_tau == {("m", "c"), ("m", "d_min"), ("m", "d_mean")}
