@@ -16,7 +16,6 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 
 from signal_steps import ROOT, SET_FILES, held_out
 
