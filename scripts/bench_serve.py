@@ -36,9 +36,9 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from bench_local_chunks import build_fresh_head_model
+from bench_local_chunks import build_fresh_head_model  # noqa: E402  (scripts/ is on the path)
 
-from groundjudge.serve.process import ServeProcess
+from groundjudge.serve.process import ServeProcess  # noqa: E402
 
 DATA = "datasets/legal_qa/legal_qa.jsonl"
 DEFAULT_NLI_MODEL = "models/serve-minilm-nli3"
@@ -153,7 +153,8 @@ def machine() -> dict:
 
     cpu = "unknown"
     try:
-        cpu = next(line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name"))
+        cpu = next(line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                   if line.startswith("model name"))
     except (OSError, StopIteration):
         pass
     return {"cpus": os.cpu_count(), "cpu": cpu, "python": platform.python_version(), "torch": torch.__version__,
