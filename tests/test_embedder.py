@@ -130,8 +130,8 @@ def test_a_cpu_only_backend_on_another_device_is_one_line():
 
 
 def test_the_vector_cache_is_bounded_and_least_recently_used_goes_first(monkeypatch):
-    row = np.ones(100, dtype=np.float32)   # 400 bytes + text + 64 per entry
-    cache = VectorCache(limit=3 * (400 + 1 + 64))
+    row = np.ones(100, dtype=np.float32)
+    cache = VectorCache(limit=3 * VectorCache.entry_bytes("a", row))
     cache.put_many("m", ["a", "b", "c"], [row, row * 2, row * 3])
     assert cache.get_many("m", ["a"])[0][0] == 1.0   # "a" is now the most recent
     cache.put_many("m", ["d"], [row * 4])
@@ -142,6 +142,41 @@ def test_the_vector_cache_is_bounded_and_least_recently_used_goes_first(monkeypa
     with pytest.raises(ValueError, match=f"{ENV_SIZE}='lots' is not a size; use a number of MiB >= 0"):
         max_bytes()
 
+
+
+def test_the_vector_caches_bound_is_the_memory_it_keeps_alive():
+    """What the cache counts is what its entries hold (vectors, texts, keys, the map), measured by tracemalloc: a
+    bound of 2 MiB keeps at most 2 MiB alive, however small the vectors (counting the vectors' data and the texts'
+    length alone let 14% more stay for MiniLM's, several times more for short ones)."""
+    import tracemalloc
+
+    for dim in (384, 16):
+        texts = [f"sentence {i} of a long run" for i in range(20_000)]   # made before: only what the cache keeps
+        vectors = np.ones((len(texts), dim), dtype=np.float32)
+        cache = VectorCache(limit=2 * 2**20)
+        tracemalloc.start()
+        try:
+            for start in range(0, len(texts), 256):   # chunk by chunk, as a run puts them
+                cache.put_many(("model", "cpu", "float32", "torch"), texts[start:start + 256],
+                               vectors[start:start + 256])
+            held, _ = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        assert cache.nbytes <= cache.limit and len(cache) < len(texts), dim
+        assert held <= cache.limit, (dim, held, cache.nbytes)
+
+
+def test_the_default_bound_holds_a_grouping_window_of_short_documents_sentences(monkeypatch):
+    """The default is sized for a run's grouping window (2,048 answers of ~10 sentences with a MiniLM vector each),
+    no more: it is what a long run's memory grows by before the cache is full."""
+    from groundjudge.runs.chunk_option import DEFAULT_LOCAL_CHUNK
+    from groundjudge.runs.local_chunks import GROUPING_WINDOW
+
+    monkeypatch.delenv(ENV_SIZE, raising=False)
+    entry = VectorCache.entry_bytes("A sentence of a legal document, about as long as most of them are.",
+                                    np.ones(384, dtype=np.float32))
+    window = GROUPING_WINDOW * DEFAULT_LOCAL_CHUNK * 10 * entry
+    assert window <= max_bytes() <= 2 * window
 
 def test_vectors_are_keyed_by_placement():
     spec = spec_for("all-MiniLM-L6-v2")

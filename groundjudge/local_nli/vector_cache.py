@@ -3,13 +3,21 @@
 Keyed by (the embedder's identity: model folder, device, dtype, backend; the text), so a document's sentences and
 windows are embedded once whichever judges read them (``cosine``, ``nli``'s evidence selection, ``views``...) and
 however the answers are chunked, and a vector made in bfloat16 is never handed to a float32 judge. The cache holds
-at most :data:`MAX_BYTES` of vectors and texts (``GROUNDJUDGE_EMBED_CACHE_MB``, default 256): the least recently
-used go first, so memory stays flat over a long run.
+at most :func:`max_bytes` (``GROUNDJUDGE_EMBED_CACHE_MB``, default :data:`DEFAULT_MB` MiB), counted as the memory
+its entries keep alive (each vector's and text's Python object, the key and the map's slot: ~1.9 KB per MiniLM
+sentence, where the vector alone is 1.5 KB); the least recently used go first.
+
+The default holds ~34,000 MiniLM sentences: more than the answers a run groups by document at once
+(:data:`~groundjudge.runs.local_chunks.GROUPING_WINDOW` chunks, 2,048 answers at the default chunk size, ~20,000
+sentences of short documents), so a document's sentences are embedded once within a run's grouping window, and once
+for all judges of a run whose distinct sentences fit. It is also what a long run's memory grows by before the cache
+is full: a larger bound (256 MiB before) made a run of 20,000 answers take ~0.3 GB more than one of 2,000.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 import threading
 from collections import OrderedDict
 from collections.abc import Hashable, Sequence
@@ -18,13 +26,18 @@ import numpy as np
 
 ENV_SIZE = "GROUNDJUDGE_EMBED_CACHE_MB"
 """The environment variable bounding the cache, in MiB."""
+DEFAULT_MB = 64
+"""The bound when ``GROUNDJUDGE_EMBED_CACHE_MB`` is not set (see the module docstring)."""
+ENTRY_OVERHEAD = 160
+"""Bytes an entry keeps alive besides its vector and text objects: its (identity, text) key tuple (56) and its
+slot in the ordered map (hash table entry, index and order links, with the table's spare room: ~100)."""
 
 
 def max_bytes() -> int:
-    """The cache's bound in bytes: ``GROUNDJUDGE_EMBED_CACHE_MB`` MiB (0: no caching), else 256 MiB."""
+    """The cache's bound in bytes: ``GROUNDJUDGE_EMBED_CACHE_MB`` MiB (0: no caching), else :data:`DEFAULT_MB`."""
     raw = os.environ.get(ENV_SIZE, "").strip()
     try:
-        size = float(raw) if raw else 256.0
+        size = float(raw) if raw else float(DEFAULT_MB)
     except ValueError:
         size = -1.0
     if size < 0:
@@ -45,8 +58,14 @@ class VectorCache:
         self.misses = 0
 
     @staticmethod
-    def _size(key: tuple[Hashable, str], vector: np.ndarray) -> int:
-        return int(vector.nbytes) + len(key[1]) + 64
+    def entry_bytes(text: str, vector: np.ndarray) -> int:
+        """The memory one entry keeps alive: the vector (array object and its data), the text, the key and the
+        map's slot (:data:`ENTRY_OVERHEAD`)."""
+        return sys.getsizeof(vector) + sys.getsizeof(text) + ENTRY_OVERHEAD
+
+    @classmethod
+    def _size(cls, key: tuple[Hashable, str], vector: np.ndarray) -> int:
+        return cls.entry_bytes(key[1], vector)
 
     def get_many(self, identity: Hashable, texts: Sequence[str]) -> list[np.ndarray | None]:
         """The cached vector of each text (None where there is none), each found one made most recent."""
@@ -86,7 +105,7 @@ class VectorCache:
 
     @property
     def nbytes(self) -> int:
-        """Bytes held now (vectors, texts and a fixed overhead per entry)."""
+        """Bytes held now, as :meth:`entry_bytes` counts them."""
         return self._bytes
 
     def clear(self) -> None:
