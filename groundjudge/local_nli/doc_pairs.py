@@ -1,15 +1,16 @@
 """The checked (evidence, claim) pairs of one document: the unit of work of ``groundjudge train --from-documents``.
 
-For every grounded claim (a sentence, a fusion of two or three sentences) the premise is its supporting sentences
-plus the document's best TF-IDF matches for the claim, up to ``max(k, supporting sentences + 1)`` sentences in
-document order. Each claim gives:
+Every premise is the evidence the trained judge will select for the pair's claim (the card's ``evidence`` method
+and ``evidence_k``: :mod:`~groundjudge.local_nli.doc_evidence`). For every grounded claim (a sentence, a fusion of
+two or three sentences) whose selected evidence holds all its supporting sentences (else the claim is dropped,
+``evidence_missed_support``):
 
 * the positive pair (``sentence``, ``fusion2``, ``fusion3``);
-* a rule paraphrase with the same premise when one passes ``keeps_meaning`` (``paraphrase:rule``);
-* one ungrounded claim with the same premise: a typed edit (``edit:<type>``) or an inserted detail (``detail``),
-  whichever comes first in a seeded order and passes its checks;
-* for a fusion, the hard negative ``removed_support``: the same claim against the premise with one supporting
-  sentence taken out (and replaced by the next-best match), when ``support_removed`` holds.
+* a rule paraphrase when one passes ``keeps_meaning`` and its evidence holds the support (``paraphrase:rule``);
+* one ungrounded claim against its own evidence: a typed edit (``edit:<type>``) or an inserted detail
+  (``detail``), whichever comes first in a seeded order and passes its checks;
+* for a fusion, the hard negative ``removed_support``: the same claim against its evidence with one supporting
+  sentence taken out of the document (the next-best match in its place), when ``support_removed`` holds.
 
 LLM paraphrases and the LLM check are added by :mod:`~groundjudge.local_nli.doc_llm`. Every random choice is drawn
 from a generator seeded by the run's seed, the document's key and the claim's place, so a document's pairs do not
@@ -37,9 +38,9 @@ from groundjudge.local_nli.doc_claims import (
     rule_paraphrases,
     sentence_claims,
 )
+from groundjudge.local_nli.doc_evidence import MISSED, DocEvidence
 from groundjudge.local_nli.doc_negatives import detail_candidates, typed_edits
 from groundjudge.local_nli.doc_sources import Document
-from groundjudge.local_nli.pairs import EvidenceIndex
 from groundjudge.perturb.engine import seeded
 from groundjudge.text import normalize
 
@@ -100,25 +101,12 @@ class UnitPairs:
 
 
 class _Unit:
-    """The work on one document: its index, the texts already used, the pairs and the drops."""
+    """The work on one document: its evidence selection, the texts already used, the pairs and the drops."""
 
-    def __init__(self, doc: Document, split: str, k: int, seed: int):
-        self.doc, self.k, self.seed = doc, k, seed
-        self.index = EvidenceIndex(doc.sentences, "tfidf")
+    def __init__(self, doc: Document, split: str, evidence: DocEvidence, seed: int):
+        self.doc, self.evidence, self.seed = doc, evidence, seed
         self.seen: set[str] = set()
         self.out = UnitPairs(key=doc.key, group=doc.group, split=split, file=doc.file)
-
-    def premise(self, claim: Claim, removed: int | None = None) -> tuple[str, list[int]]:
-        """The premise of a claim (its support plus the best other matches), without sentence ``removed``."""
-        size = max(self.k, len(claim.support) + 1)
-        chosen = [i for i in claim.support if i != removed]
-        for i in self.index.ranked(claim.text):
-            if len(chosen) >= size:
-                break
-            if i != removed and i not in chosen:
-                chosen.append(i)
-        chosen.sort()
-        return " ".join(self.doc.sentences[i] for i in chosen), chosen
 
     def add(self, pair: DocPair) -> bool:
         """Keep a pair unless its claim was already used with that premise (``duplicate``)."""
@@ -134,14 +122,17 @@ class _Unit:
         """The claim as a supported pair."""
         self.add(DocPair(premise, claim.text, "supported", claim.kind, claim.rule, checks, claim.support))
 
-    def paraphrase(self, claim: Claim, premise: str, place: str) -> None:
-        """The first rule paraphrase of the claim that keeps its meaning."""
+    def paraphrase(self, claim: Claim, place: str) -> None:
+        """The first rule paraphrase of the claim that keeps its meaning and whose evidence holds the support."""
         candidates = [(c.text, c.rule) for c in rule_paraphrases(claim, seeded(self.seed, self.doc.key, place, "p"))]
         turned = reordered(claim)
         if turned is not None:
             candidates.append((turned.text, turned.rule))
         for text, rule in candidates:
             problem = paraphrase_problem(claim.text, text)
+            premise = self.evidence.supported_premise(text, claim.support) if problem is None else None
+            if problem is None and premise is None:
+                problem = MISSED
             if problem is not None:
                 self.out.drop("paraphrase:rule", problem)
                 continue
@@ -149,7 +140,7 @@ class _Unit:
                                 claim.support)):
                 return
 
-    def _edit(self, claim: Claim, premise: str, place: str) -> bool:
+    def _edit(self, claim: Claim, place: str) -> bool:
         rng = seeded(self.seed, self.doc.key, place, "edit")
         tries = 0
         for slug, candidate in typed_edits(claim.text, self.doc.example.context, rng):
@@ -160,38 +151,40 @@ class _Unit:
             if problem is not None:
                 self.out.drop(f"edit:{slug}", problem)
                 continue
-            if self.add(DocPair(premise, candidate.text, "unsupported", f"edit:{slug}", candidate.rule,
-                                ("differs", "fluency", "not_in_document"), claim.support)):
+            if self.add(DocPair(self.evidence.premise(candidate.text), candidate.text, "unsupported", f"edit:{slug}",
+                                candidate.rule, ("differs", "fluency", "not_in_document"), claim.support)):
                 return True
         return False
 
-    def _detail(self, claim: Claim, premise: str, place: str, pool: Sequence[str]) -> bool:
+    def _detail(self, claim: Claim, place: str, pool: Sequence[str]) -> bool:
         rng = seeded(self.seed, self.doc.key, place, "detail")
         for detail, candidate in detail_candidates(claim.text, pool, rng):
             problem = detail_problem(claim.text, candidate, self.doc.example.context, detail)
             if problem is not None:
                 self.out.drop("detail", problem)
                 continue
-            if self.add(DocPair(premise, candidate.text, "unsupported", "detail", candidate.rule,
-                                ("differs", "fluency", "not_in_document", "new_detail"), claim.support)):
+            if self.add(DocPair(self.evidence.premise(candidate.text), candidate.text, "unsupported", "detail",
+                                candidate.rule, ("differs", "fluency", "not_in_document", "new_detail"),
+                                claim.support)):
                 return True
         return False
 
-    def negative(self, claim: Claim, premise: str, place: str, pool: Sequence[str]) -> None:
-        """One ungrounded variant of the claim: a typed edit or an inserted detail, in a seeded order."""
+    def negative(self, claim: Claim, place: str, pool: Sequence[str]) -> None:
+        """One ungrounded variant of the claim, against its own evidence: a typed edit or an inserted detail, in a
+        seeded order."""
         edit_first = seeded(self.seed, self.doc.key, place, "order").random() < EDIT_FIRST
         if edit_first:
-            self._edit(claim, premise, place) or self._detail(claim, premise, place, pool)
+            self._edit(claim, place) or self._detail(claim, place, pool)
         else:
-            self._detail(claim, premise, place, pool) or self._edit(claim, premise, place)
+            self._detail(claim, place, pool) or self._edit(claim, place)
 
     def removal(self, claim: Claim, place: str) -> None:
-        """The fused claim against its premise with one supporting sentence taken out."""
+        """The fused claim against its evidence selected from the document without one supporting sentence."""
         order = list(range(len(claim.support)))
         seeded(self.seed, self.doc.key, place, "removal").shuffle(order)
         for at in order:
             removed = claim.support[at]
-            premise, _ = self.premise(claim, removed)
+            premise = self.evidence.premise(claim.text, removed)
             if not support_removed(claim.parts[at], premise):
                 self.out.drop("removed_support", "support_removed")
                 continue
@@ -200,19 +193,23 @@ class _Unit:
                 return
 
 
-def unit_pairs(doc: Document, split: str, pool: Sequence[str], k: int = 2, seed: int = 0) -> UnitPairs:
-    """Every checked pair of one document (``pool``: details lent by other documents; ``k``: the smallest
-    premise, in sentences)."""
-    unit = _Unit(doc, split, k, seed)
+def unit_pairs(doc: Document, split: str, pool: Sequence[str], evidence: DocEvidence | None = None,
+               seed: int = 0) -> UnitPairs:
+    """Every checked pair of one document (``pool``: details lent by other documents; ``evidence``: the judge's
+    evidence selection, by default TF-IDF with k = 2)."""
+    unit = _Unit(doc, split, evidence or DocEvidence(doc, "tfidf", 2), seed)
     claims = sentence_claims(doc.sentences) + fusion_claims(doc.sentences, seeded(seed, doc.key, "fusions"))
     text = "\n".join(doc.example.context)
     lent = [phrase for phrase in pool if phrase not in text]
     for number, claim in enumerate(claims):
         place = f"{claim.kind}:{number}"
-        premise, _ = unit.premise(claim)
+        premise = unit.evidence.supported_premise(claim.text, claim.support)
+        if premise is None:
+            unit.out.drop(claim.kind, MISSED)
+            continue
         unit.positive(claim, premise)
-        unit.paraphrase(claim, premise, place)
-        unit.negative(claim, premise, place, lent)
+        unit.paraphrase(claim, place)
+        unit.negative(claim, place, lent)
         if claim.parts:
             unit.removal(claim, place)
     return unit.out

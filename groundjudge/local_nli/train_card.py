@@ -18,6 +18,9 @@ from groundjudge.local_nli.train_loop import Session, is_supported, pair_metrics
 from groundjudge.metrics import fit_threshold
 from groundjudge.paths import portable_model, portable_path
 
+DOCUMENTS_RECIPE = "documents"
+"""The card's recipe of a judge trained with ``--from-documents`` (pairs made from documents, no label read)."""
+
 CARD_FILE = "groundjudge_card.json"
 """The card the crossencoder judge reads: base, labels, max_length, recipe, tau, ..."""
 
@@ -81,7 +84,7 @@ def build_card(session: Session, prepared: Prepared, best: dict[str, Any] | None
     ranking = "sentence-embedding cosine" if cfg.evidence == "embedding" else "TF-IDF"
     return {
         "base": portable_model(cfg.base), "base_path": base_location(cfg.base, session.base_path),
-        "recipe": cfg.recipe,
+        "recipe": DOCUMENTS_RECIPE if prepared.meta.get("documents") else cfg.recipe,
         "labels": {str(i): name for i, name in session.id2label.items()},
         "supported_label": session.id2label[supported_index(session.id2label)],
         "max_length": cfg.max_length, "tau": tau,
@@ -123,6 +126,7 @@ def render_readme(card: dict[str, Any]) -> str:
     """A plain Markdown model card from the same facts as the JSON card."""
     dev = card["dev_metrics"]["pair_level"]
     split = card["split"]
+    unit = "documents" if card["recipe"] == DOCUMENTS_RECIPE else "examples"
     lines = [
         "# groundjudge cross-encoder", "",
         f"A grounding judge fine-tuned from `{card['base']}` by `groundjudge train` on {card['date']}.", "",
@@ -131,12 +135,11 @@ def render_readme(card: dict[str, Any]) -> str:
         f"Labels: {card['labels']}; the support score is P({card['supported_label']})"
         + (f", supported when ≥ tau = {card['tau']:.3f} (fitted on dev)." if card["tau"] is not None else "."), "",
         "## Training data", "",
-        "| file | format | examples | hash |", "|---|---|---|---|",
-        *[f"| {d['file']} | {d['format']} | {d['examples']} | `{d['hash'][:12]}` |" for d in card["data"]], "",
-        f"Split by group ({split['source']}, seed {split['seed']}): train {split['train']['examples']} examples in "
+        *data_lines(card["data"]), "",
+        f"Split by group ({split['source']}, seed {split['seed']}): train {split['train']['examples']} {unit} in "
         f"{split['train']['groups']} groups, dev {split['dev']['examples']} in {split['dev']['groups']}; "
-        f"{split['held_out_test']['examples']} test examples held out.", "",
-        f"Recipe `{card['recipe']}`, synthetic edits {card['synthetic']}, NLI rows from {card['nli_mix'] or 'none'}.",
+        f"{split['held_out_test']['examples']} test {unit} held out.", "",
+        recipe_line(card),
         f"Pairs: train {card['pairs']['train']['labels']}, dev {card['pairs']['dev']['labels']}.", "",
         "## Training", "",
         f"{card['steps']} steps ({card['epochs_completed']} of {card['epochs']} epochs), best at step "
@@ -154,6 +157,25 @@ def render_readme(card: dict[str, Any]) -> str:
     lines += ["These are pairs from held-out groups of the *same* data sets, and tau is fitted on them: they say "
               "little about unseen data. Measure the judge on a data set it never trained on.", ""]
     return "\n".join(lines + teacher_lines(card.get("teacher")) + documents_lines(card.get("documents")))
+
+
+def data_lines(data: list[dict[str, Any]]) -> list[str]:
+    """The table of training files: documents per file for a judge trained from documents, else examples."""
+    column = "examples" if all("examples" in d for d in data) else "documents"
+    return [f"| file | format | {column} | hash |", "|---|---|---|---|",
+            *[f"| {d['file']} | {d['format']} | {d[column]} | `{d['hash'][:12]}` |" for d in data]]
+
+
+def recipe_line(card: dict[str, Any]) -> str:
+    """What the training pairs were: the recipe with its synthetic edits and NLI rows, or for a judge trained from
+    documents the pairs per kind of document pair."""
+    if card["recipe"] != DOCUMENTS_RECIPE:
+        return (f"Recipe `{card['recipe']}`, synthetic edits {card['synthetic']}, "
+                f"NLI rows from {card['nli_mix'] or 'none'}.")
+    sources = card["pairs"]["train"].get("sources", {})
+    kinds = ", ".join(f"{name.removeprefix('documents:')} {n}" for name, n in sources.items())
+    return (f"Recipe `{DOCUMENTS_RECIPE}` (pairs made from documents alone, no label read): train pairs per kind: "
+            f"{kinds}.")
 
 
 def documents_lines(documents: dict[str, Any] | None) -> list[str]:

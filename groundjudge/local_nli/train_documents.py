@@ -3,7 +3,8 @@
 Steps: read the documents (plain text, or the contexts of data files of any format; labels are never read) → split
 them by group into train and dev (the same rule as ``groundjudge train``: the data's own test documents and, with
 ``run_dev_fraction``, the run's evaluation part are held out) → make each document's checked pairs
-(:mod:`~groundjudge.local_nli.doc_pairs`, LLM paraphrases and checks when configured) in a seeded order, one line
+(:mod:`~groundjudge.local_nli.doc_pairs`, each premise the evidence the judge will select by the card's
+``evidence`` and ``evidence_k``; LLM paraphrases and checks when configured) in a seeded order, one line
 per document appended to ``OUT/pairs/units.jsonl`` until ``max_pairs`` → drop dev pairs whose claim is also a
 training claim → write the train and dev pairs as ``groundjudge train`` does, and train on them with its loop.
 
@@ -24,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from groundjudge.local_nli.doc_evidence import DocEvidence, premise_rule
 from groundjudge.local_nli.doc_llm import add_llm_paraphrases, llm_checked
 from groundjudge.local_nli.doc_negatives import borrowed_phrases
 from groundjudge.local_nli.doc_pairs import UnitPairs, unit_pairs
@@ -35,7 +37,7 @@ from groundjudge.local_nli.doc_sources import (
 )
 from groundjudge.local_nli.doc_store import UNITS_FILE, UnitWriter, read_units
 from groundjudge.local_nli.model import ModelUnavailable, resolve_model
-from groundjudge.local_nli.pairs import Pair
+from groundjudge.local_nli.pairs import Pair, default_k
 from groundjudge.local_nli.train_card import CARD_FILE, finalize
 from groundjudge.local_nli.train_data import (
     Prepared,
@@ -52,10 +54,6 @@ from groundjudge.text import normalize
 
 OPTIONS_FILE = "documents.json"
 """The generation settings of a run, inside ``OUT/pairs`` (a resumed run must use the same)."""
-
-PREMISE = ("the claim's supporting sentence(s) plus the document's best TF-IDF matches, at least evidence_k and one "
-           "more than the supporting sentences, in document order")
-
 
 @dataclass(frozen=True)
 class DocumentsOptions:
@@ -76,6 +74,17 @@ class DocumentsOptions:
         """The settings that decide the pairs: a resumed run must use the same ones."""
         return {"files": list(self.files), "max_pairs": self.max_pairs,
                 "generator": getattr(self.generator, "name", None), "check": getattr(self.check, "name", None)}
+
+
+def evidence_k(cfg: TrainConfig) -> int:
+    """Sentences per premise: the run's ``evidence_k``, else the ``train`` default (2), as the card records it."""
+    return cfg.evidence_k if cfg.evidence_k is not None else default_k(cfg.recipe)
+
+
+def run_options(cfg: TrainConfig, opts: DocumentsOptions) -> dict[str, Any]:
+    """The settings that decide the pairs: the options' and the evidence selection's (a resumed run must use the
+    same)."""
+    return opts.fingerprint() | {"evidence": cfg.evidence, "evidence_k": evidence_k(cfg)}
 
 
 def check_base(base: str) -> None:
@@ -133,9 +142,10 @@ async def _make_units(todo: Sequence[Document], splits: dict[str, str], cfg: Tra
                 continue
             if opts.max_pairs and count >= opts.max_pairs:
                 break
-            unit = unit_pairs(doc, splits[doc.key], pool, cfg.evidence_k or 2, cfg.seed)
+            evidence = DocEvidence(doc, cfg.evidence, evidence_k(cfg))
+            unit = unit_pairs(doc, splits[doc.key], pool, evidence, cfg.seed)
             if opts.generator is not None:
-                await add_llm_paraphrases(unit, opts.generator, opts.concurrency)
+                await add_llm_paraphrases(unit, opts.generator, evidence, opts.concurrency)
             if opts.check is not None:
                 await llm_checked(unit, opts.check, opts.concurrency)
             writer.write(unit)
@@ -191,10 +201,10 @@ def generate(cfg: TrainConfig, opts: DocumentsOptions, report: Report) -> Prepar
     if "train" not in splits.values():
         raise TrainError(f"--from-documents: no document left to train on ({len(docs.documents)} read, "
                          f"{split['held_out_test']['examples']} held out as test)")
-    _check_out(cfg, opts.fingerprint())
+    _check_out(cfg, run_options(cfg, opts))
     folder = Path(cfg.out) / "pairs"
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / OPTIONS_FILE).write_text(json.dumps(opts.fingerprint(), indent=1) + "\n", encoding="utf-8")
+    (folder / OPTIONS_FILE).write_text(json.dumps(run_options(cfg, opts), indent=1) + "\n", encoding="utf-8")
     todo = work_order(docs.documents, splits, cfg.seed)
     report(f"documents: {len(todo)} to pair (train {split['train']['examples']}, dev {split['dev']['examples']}), "
            f"{split['held_out_test']['examples']} held out")
@@ -203,15 +213,15 @@ def generate(cfg: TrainConfig, opts: DocumentsOptions, report: Report) -> Prepar
     seconds = time.perf_counter() - started
     train, dev, counts = assemble(read_units(folder / UNITS_FILE), opts.max_pairs)
     train_capped, dev_capped = cap_pairs(train, cfg.max_train, cfg.seed), cap_pairs(dev, cfg.max_dev, cfg.seed + 1)
-    counts |= {"premise": PREMISE, "documents_read": len(docs.documents), "skipped_documents": docs.skipped,
+    counts |= {"premise": premise_rule(cfg.evidence, evidence_k(cfg)), "documents_read": len(docs.documents),
+               "skipped_documents": docs.skipped,
                "max_pairs": opts.max_pairs, "generator": getattr(opts.generator, "name", None),
                "check": getattr(opts.check, "name", None),
                "generation": {"documents": made, "pairs": pairs, "seconds": round(seconds, 2),
                               "pairs_per_minute": round(pairs / seconds * 60) if seconds and pairs else None}}
     report(f"pairs: {len(train)} train, {len(dev)} dev ({counts['train_dev_overlap_dropped']} dev pairs dropped: "
            f"their claim is a training claim); made {pairs} in {seconds:.1f} s")
-    data = [f | {"examples": f["documents"], "hash": _docs_hash([d for d in docs.documents if d.file == f["file"]])}
-            for f in docs.files]
+    data = [f | {"hash": _docs_hash([d for d in docs.documents if d.file == f["file"]])} for f in docs.files]
     split["train"]["pairs"], split["dev"]["pairs"] = len(train_capped), len(dev_capped)
     meta = {"config": cfg.fingerprint(), "data": data, "split": split, "documents": counts,
             "pairs": {"built": {"documents": len(train)}, "train": pair_counts(train_capped),
@@ -232,7 +242,7 @@ def train_from_documents(cfg: TrainConfig, opts: DocumentsOptions, report: Repor
         return json.loads((out / CARD_FILE).read_text(encoding="utf-8"))
     prepared = None
     if cfg.resume and (out / "pairs" / "meta.json").exists():
-        _check_out(cfg, opts.fingerprint())
+        _check_out(cfg, run_options(cfg, opts))
         prepared = resumed(cfg)
     if prepared is None:
         prepared = generate(cfg, opts, report)
