@@ -70,14 +70,16 @@ def test_every_perturb_prompt_renders_inside_the_shared_frame():
 
 
 def test_the_generator_fills_a_type_no_rule_fills_and_counts_rejections(llm_server):
-    source = SOURCE.model_copy(update={"answer": "The deposit goes back to the tenant when the tenancy ends."})
-    llm_server.push(edit_reply("the tenant", "the tenant"), edit_reply("nowhere", "here"),
+    # no party in the answer: "goes back to the tenant" -> "landlord" is a rule's Factual edit (the party it is
+    # returned to, by the taxonomy's ruling), and this test wants a type no rule fills
+    source = SOURCE.model_copy(update={"answer": "The deposit goes back when the tenancy ends."})
+    llm_server.push(edit_reply("goes back", "goes back"), edit_reply("nowhere", "here"),
                     edit_reply("when the tenancy ends", "when the tenancy starts"),
                     edit_reply("goes back", "goes back in full"))
     result = perturb([source], types=("factual",), per_answer=2, paraphrases=0, generator=generator(llm_server))
     variants = [row for row in result.examples if row.label == "ungrounded"]
     assert [row.id for row in variants] == ["q1~factual~1", "q1~factual~2"]
-    assert variants[0].answer == "The deposit goes back to the tenant when the tenancy starts."
+    assert variants[0].answer == "The deposit goes back when the tenancy starts."
     record = variants[0].meta["perturbation"]
     assert record["generator"] == "llm:openai/gpt-4o-mini" and record["rule"] == "llm"
     assert record["edit"]["before"] == "ends" and record["edit"]["after"] == "starts"

@@ -173,8 +173,62 @@ def test_reasoning_negates_the_consequence_or_states_the_condition_as_fact():
         "Because she files a complaint, she cannot also sue."
     so = edits(reasoning_candidates, "The notice came late, so the claim is barred.")
     assert so[0].text == "The notice came late, so the claim is not barred."
-    earlier = edits(reasoning_candidates, "She must sue by March, the earlier of the two dates.")
-    assert (earlier[0].edit.before, earlier[0].edit.after) == ("earlier", "later")
+    # the taxonomy's rulings: "the earlier of" two dates starts a period (Procedural), "the lesser of" two values
+    # the documents name is the opposite of what they state (Factual); neither is a Reasoning Error
+    earlier = "She must sue by March, the earlier of the two dates."
+    assert edits(reasoning_candidates, earlier) == []
+    found = edits(procedural_candidates, earlier)
+    assert [(c.rule, c.edit.before, c.edit.after) for c in found] == [("procedure.trigger", "earlier", "later")]
+    lesser = edits(factual_candidates, "The cap is the lesser of the fees paid and 10,000 dollars.")
+    assert by_rule(lesser, "factual.comparison")[0].edit.after == "greater"
+
+
+def test_a_negated_point_the_documents_state_is_factual_one_the_answer_drew_is_reasoning():
+    context = "The tenant gave notice late. Because notice came late, the claim is barred."
+    answer = "Because notice came late, the claim is barred."
+    assert edits(reasoning_candidates, answer, context) == []
+    assert [c.rule for c in edits(factual_candidates, answer, context) if c.rule == "factual.negated"] == \
+        ["factual.negated"]
+    drawn = edits(reasoning_candidates, answer, "The tenant gave notice on 3 May. Claims need notice by 1 May.")
+    assert [c.rule for c in drawn] == ["reasoning.negated_consequence"]
+
+
+def test_a_party_swap_is_a_misattribution_only_where_the_party_holds_owes_does_or_says_the_thing():
+    actor = edits(misattribution_candidates, "The Receiving Party and its Representatives may retain one copy.")
+    assert [(c.rule, c.text.split(" and ")[0]) for c in actor] == [("misattribution.role", "The Disclosing Party")]
+    assert [c.rule for c in edits(factual_candidates, "The Receiving Party and its Representatives may retain "
+                                                      "one copy.") if c.rule.endswith(".party")] == []
+    for answer in ("All copies shall be returned to the Disclosing Party.",
+                   "Information received from the Disclosing Party is covered.",
+                   "It covers all Confidential Information in the Receiving Party's possession."):
+        assert [c.rule for c in edits(misattribution_candidates, answer) if c.rule.endswith(".role")] == [], answer
+        assert [c.rule for c in edits(factual_candidates, answer)] == ["factual.party"], answer
+    for answer in ("The Disclosing Party's obligations survive termination.",
+                   "It survives, along with the Disclosing Party’s rights to the information.",
+                   "Nothing is disclosed without written authorization from the Disclosing Party."):
+        assert [c.rule for c in edits(misattribution_candidates, answer)] == ["misattribution.role"], answer
+
+
+def test_a_changed_form_of_notice_or_consent_is_procedural_the_form_of_what_is_covered_is_factual():
+    for answer in ("The Recipient shall not disclose it without the prior written consent of the Discloser.",
+                   "Information counts if designated in writing by the Disclosing Party."):
+        found = edits(procedural_candidates, answer)
+        assert [c.rule for c in found] == ["procedure.notice_form"], answer
+        assert [c for c in edits(factual_candidates, answer) if c.rule == "factual.form"] == []
+    covered = "It covers all conduct of, or oral statements made by, the Discloser."
+    assert [c for c in edits(procedural_candidates, covered) if c.rule.endswith("notice_form")] == []
+    assert [(c.rule, c.edit.after) for c in edits(factual_candidates, covered)] == [("factual.form", "written")]
+    assert edits(factual_candidates, "Notices go to the address first written above.") == []
+
+
+def test_a_deadline_trigger_is_procedural_received_or_sent_naming_the_information_is_factual():
+    trigger = edits(procedural_candidates, "Upon receipt of a request, the Recipient shall return the documents.")
+    assert [(c.rule, c.edit.after) for c in trigger] == [("procedure.trigger", "dispatch")]
+    days = edits(procedural_candidates, "The controller must answer within 30 working days.", "within 30 working days")
+    assert [c.rule for c in days] == ["procedure.trigger"]
+    which = "The Recipient shall not use the received Confidential Information for any other purpose."
+    assert [c for c in edits(procedural_candidates, which) if c.rule == "procedure.trigger"] == []
+    assert [(c.rule, c.edit.after) for c in edits(factual_candidates, which)] == [("factual.direction", "sent")]
 
 
 def test_reasoning_does_not_fire_without_a_conclusion():

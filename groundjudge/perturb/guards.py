@@ -5,10 +5,22 @@ the swapped words.
 * :func:`swap_blocked`: a swap whose result says the same, or reads as nonsense ("may only use" for "shall only
   use", "orally, verbally" for "in writing, verbally", "serves deleted" for "files deleted").
 * :func:`order_rule`: which type a before/after swap is: a deadline or a step's order (Procedural), the anchor of a
-  period ("for five years after the date", Factual) or what a rule covers ("known following reasonable inquiry",
+  period ("for five years after the date", Factual), another time in a kept condition ("known following
+  reasonable inquiry", Factual by the taxonomy's ruling) or an inverted limitation ("at least as strict",
   Contextual).
 * :func:`institution_rule`: a body swapped where one files, applies or gives notice is a Procedural error ("notify
   the Tax Tribunal"), elsewhere a Misattribution ("the Court of Appeal held").
+
+The taxonomy's rulings (``judges/taxonomies/legal_error_types.json``), as round 2's readers needed them:
+
+* :func:`party_rule`: a party swapped where it holds, owes, does or says the thing is a Misattribution ("the
+  Disclosing Party may retain"), elsewhere a Factual Inaccuracy ("returned to the Disclosing Party").
+* :func:`form_rule`: the form of a step (notice, consent, approval, designation: "prior written consent") is
+  Procedural; the form of what is covered ("oral statements", "written information") is Factual.
+* :func:`trigger_rule`: how a deadline counts and the event that starts it ("upon receipt", "working days") is
+  Procedural; received/sent naming which information or which party ("the received information") is Factual.
+* :func:`comparison_rule`: "the earlier/later of" two dates is the event that starts a period (Procedural); the
+  other of two values the documents name ("the lesser of") is the opposite of what they state (Factual).
 """
 
 from __future__ import annotations
@@ -81,6 +93,8 @@ def swap_blocked(answer: str, start: int, end: int, replacement: str, rule: str)
             return True     # "sent back" -> "received back" is nonsense; "received hereunder" names the same thing
     if rule == "procedure.notice_form" and _family_near(answer, start, end, _FORM_FAMILIES, 80):
         return True         # "in writing, verbally or by any other means": the form is one of a list of forms
+    if rule == "procedure.notice_form" and low == "written" and re.match(r"\s+(?:above|below)\b", after, re.IGNORECASE):
+        return True         # "the address first written above": a place in the document, not a form
     if rule == "procedure.step" and (not _STEP_OBJECT.match(after) or re.search(
             r"(?<![\w-])(?:" + "|".join(w for f in _STEP_FAMILIES for w in f) + r")(?![\w-])",
             answer[:start] + " | " + after, re.IGNORECASE)):
@@ -98,8 +112,9 @@ def swap_blocked(answer: str, start: int, end: int, replacement: str, rule: str)
 def order_rule(answer: str, start: int, end: int) -> str:
     """The rule (and so the type) of a before/after swap at ``[start:end)``: ``procedure.order`` for a deadline or
     a step's order ("within 30 days after", "at least 28 days' notice"), ``factual.period_anchor`` for the anchor of
-    a period ("for five years after the date"), ``contextual.order`` otherwise ("known following reasonable
-    inquiry", "terms at least as strict as these")."""
+    a period ("for five years after the date"), ``contextual.order`` for "at least/at most" before no number (a
+    limitation inverted: "terms at least as strict as these"), ``factual.order`` otherwise (a kept condition with
+    another time in it, "known following reasonable inquiry": the taxonomy's ruling, as round 2's readers read it)."""
     low = answer[start:end].lower()
     if low in ("at least", "at most"):
         return "procedure.order" if _NUMBER_AFTER.match(answer[end:]) else "contextual.order"
@@ -115,7 +130,7 @@ def order_rule(answer: str, start: int, end: int) -> str:
         return "procedure.order"
     if _BARE_DURATION_BEFORE.search(before):
         return "factual.period_anchor"
-    return "contextual.order"
+    return "factual.order"
 
 
 def institution_rule(answer: str, start: int) -> str:
@@ -123,3 +138,91 @@ def institution_rule(answer: str, start: int) -> str:
     ``misattribution.institution``."""
     return "procedure.institution" if _FILING_BEFORE.search(answer[max(0, start - 60):start]) \
         else "misattribution.institution"
+
+
+_VERBS_AFTER_PARTY = (r"shall|must|may|will|would|can|cannot|could|should|might|need|agrees?|agreed|undertakes?|"
+                      r"acknowledges?|warrants?|represents?|covenants?|is|are|was|were|has|have|had|bears?|bore|owes?|"
+                      r"holds?|held|retains?|keeps?|pays?|notif(?:y|ies|ied)|gives?|gave|makes?|made|provides?|"
+                      r"discloses?|disclosed|uses?|used|decides?|decided|states?|stated|found|finds|ruled|rules|does|"
+                      r"did|wishes|wants|elects?|requests?|requested|consents?|approves?|terminates?|returns?|destroys?")
+_ACTOR_AFTER = re.compile(r"^(?:\s+(?:and|or|and/or)\s+(?:its|their|his|her|the)\s+[\w-]+(?:\s+[\w-]+)?)?"
+                          r"(?:\s*\([^)]{0,60}\))?(?:\s*,[^,.;]{0,60},)?\s+(?:[a-z]+ly\s+)?(?:not\s+)?(?:"
+                          + _VERBS_AFTER_PARTY + r")\b", re.IGNORECASE)
+_ACTOR_BEFORE = re.compile(r"(?:\bby|(?:obligations?|dut(?:y|ies)|rights?|liability|burden|decision|opinion|discretion|"
+                           r"election)\s+of|(?:consent|approval|authori[sz]ation|permission|instructions?|request|"
+                           r"waiver|notice)\s+(?:of|from))\s+(?:the\s+|a\s+|an\s+|any\s+|each\s+|either\s+)?$",
+                           re.IGNORECASE)
+_OBJECT_BEFORE = re.compile(r"\b(?:from|to|of|with|for|in|on|against|towards?|between|than|into|upon|under|about|"
+                            r"relating\s+to|concerning|regarding|as)\s+(?:the\s+|a\s+|an\s+|any\s+|each\s+|"
+                            r"either\s+|such\s+|other\s+)?$", re.IGNORECASE)
+_ACTOR_POSSESSIVE = re.compile(r"^\s+(?:[\w-]+\s+){0,2}?(?:obligations?|dut(?:y|ies)|rights?|liability|burden|consent|"
+                               r"approval|decision|opinion|discretion|election|request|undertakings?|notice)\b",
+                               re.IGNORECASE)
+
+
+def party_rule(answer: str, start: int, end: int) -> str:
+    """``misattribution.role`` when the party at ``[start:end)`` (with any ``'s`` suffix inside it) is the one the
+    answer says holds, owes, does, decides or says the thing: the subject of a verb, not after a preposition
+    ("the Recipient shall",
+    "the Disclosing Party and its Representatives may retain"), the agent after "by", the holder in "the right of
+    the Buyer" or "the Seller's obligations"; else ``factual.party`` (to whom, from whom, whose information)."""
+    text = answer[start:end]
+    after = answer[end:]
+    curly = re.match(r"’s?(?![\w-])", after)
+    if curly:
+        text, after = text + curly.group(), after[curly.end():]
+    if text.lower().endswith(("'s", "s'", "’s", "s’")):
+        return "misattribution.role" if _ACTOR_POSSESSIVE.match(after) else "factual.party"
+    before = answer[max(0, start - 40):start]
+    if _ACTOR_BEFORE.search(before) or (_ACTOR_AFTER.match(after) and not _OBJECT_BEFORE.search(before)):
+        return "misattribution.role"
+    return "factual.party"
+
+
+_STEP_NOUN = re.compile(r"^\s+(?:[\w-]+\s+)?(?:consent|approval|notice|notification|agreement|authori[sz]ation|"
+                        r"permission|request|waiver|designation|confirmation|instruction|direction|election|demand|"
+                        r"amendment|acknowledge?ment|objection|application|offer|acceptance|licen[cs]e|undertaking|"
+                        r"assurance|certification|certificate|declaration|statement\s+of\s+reasons)s?\b", re.IGNORECASE)
+_STEP_VERB_BEFORE = re.compile(r"\b(?:notif\w*|consent\w*|approv\w*|agree\w*|designat\w*|specif\w*|request\w*|"
+                               r"waiv\w*|confirm\w*|authori[sz]\w*|permi\w*|licen[cs]\w*|given|give|gives|served?|"
+                               r"filed?|notice|marked|identified|express|amend\w*|object\w*|elect\w*|appl(?:y|ies|ied)|"
+                               r"made|make|terminat\w*)\b[^.;:]{0,50}$", re.IGNORECASE)
+
+
+def form_rule(answer: str, start: int, end: int) -> str:
+    """``procedure.notice_form`` when the form word at ``[start:end)`` is the form of a step a party must take
+    (notice, consent, approval, designation, service, filing: "prior written consent", "designated in writing"),
+    or a formality (signed, registered mail); ``factual.form`` when it is the form of what the documents cover
+    ("oral statements", "information disclosed in writing")."""
+    low = answer[start:end].lower()
+    if low not in ("written", "oral", "in writing", "orally"):
+        return "procedure.notice_form"
+    if low in ("written", "oral"):
+        return "procedure.notice_form" if _STEP_NOUN.match(answer[end:]) else "factual.form"
+    left = _clause(answer, start, end)[0]
+    if _STEP_VERB_BEFORE.search(answer[left:start]) or _STEP_NOUN.match(answer[end:]):
+        return "procedure.notice_form"
+    return "factual.form"
+
+
+_TRIGGER_BEFORE = re.compile(r"(?:\b(?:upon|on|after|following|until|from|since)\s+(?:its\s+|the\s+|such\s+|their\s+)?"
+                             r"|\bwithin\s+[^.;:]{0,40}?\b(?:of|after|from|following)\s+(?:its\s+|the\s+|such\s+)?)$",
+                             re.IGNORECASE)
+
+
+def trigger_rule(answer: str, start: int, end: int) -> str:
+    """``procedure.trigger`` for a deadline's counting (working/business/calendar days) or the event that starts a
+    duty or a period ("upon receipt", "within 10 days after receiving"); ``factual.direction`` when received/sent
+    only says which information or which party ("the received Confidential Information", "as a condition to
+    receiving it")."""
+    if answer[start:end].lower().endswith("days"):
+        return "procedure.trigger"
+    return "procedure.trigger" if _TRIGGER_BEFORE.search(answer[max(0, start - 60):start]) else "factual.direction"
+
+
+def comparison_rule(answer: str, start: int, end: int) -> str:
+    """``procedure.trigger`` for "the earlier/later of" (which of two dates starts a period), ``factual.comparison``
+    for the other of two values ("the lesser of" -> "the greater of"): a grounded answer took it from the
+    documents, so the swap says the opposite of what they state."""
+    return "procedure.trigger" if re.search(r"\b(?:earlier|later)\b", answer[start:end], re.IGNORECASE) \
+        else "factual.comparison"

@@ -62,7 +62,9 @@ called it a change of scope (Contextual Misinterpretations), not a misused term 
 REASONING: tuple[Swap, ...] = tuple(_both(
     "reasoning.comparison", ("the earlier of", "the later of"), ("the lesser of", "the greater of"),
     ("the lower of", "the higher of")))
-"""Which of two computed values a rule picks, inverted (Reasoning Errors: the conclusion does not follow)."""
+"""Which of two values a rule picks, inverted. By the taxonomy's rulings (``perturb.guards.comparison_rule``) the
+earlier/later of two dates is the event that starts a period (Procedural Errors) and the lesser/greater of two
+values the documents name is the opposite of what they state (Factual Inaccuracies), not a Reasoning Error."""
 
 QUALIFIERS: tuple[str, ...] = (
     "reasonable", "reasonably", "material", "materially", "substantial", "substantially", "significant",

@@ -15,8 +15,9 @@ from collections.abc import Sequence
 from datetime import date, timedelta
 
 from groundjudge.perturb.lexicon import (CURRENCY_WORDS, MONTHS, MULTIPLES, NUMBER_WORDS, ORDINALS, PROCEDURAL,
-                                         REF_WORDS, UNIT_ALIASES, UNITS)
-from groundjudge.perturb.rules_terms import swap_candidates, typed
+                                         REASONING, REF_WORDS, UNIT_ALIASES, UNITS)
+from groundjudge.perturb.rules_parties import role_candidates
+from groundjudge.perturb.rules_terms import conclusion_candidates, swap_candidates, typed
 from groundjudge.perturb.spans import finditer_words, keep_case, replace
 from groundjudge.perturb.types import Candidate
 
@@ -237,7 +238,11 @@ def ordinal_candidates(answer: str, context: Sequence[str], rng: random.Random) 
 
 
 def factual_candidates(answer: str, context: Sequence[str], rng: random.Random) -> list[Candidate]:
-    """Every factual edit the rules can make to the answer (one candidate per place), with the before/after swaps
-    that move a period's anchor ("for five years after the date" -> "before the date")."""
+    """Every factual edit the rules can make to the answer (one candidate per place), with the swaps the taxonomy's
+    rulings make factual: before/after that moves a period's anchor or a time in a kept condition, the form of what
+    is covered (oral statements), received/sent naming which information, a party that is not the one said to
+    hold, owe, do or say the thing, the other of two values the documents name, a stated point negated."""
     return (number_candidates(answer, context, rng) + date_candidates(answer, context, rng)
-            + ordinal_candidates(answer, context, rng) + typed("factual", swap_candidates(answer, PROCEDURAL)))
+            + ordinal_candidates(answer, context, rng)
+            + typed("factual", swap_candidates(answer, PROCEDURAL) + swap_candidates(answer, REASONING)
+                    + role_candidates(answer, context, rng) + conclusion_candidates(answer, context)))

@@ -9,7 +9,7 @@ import random
 import re
 from collections.abc import Sequence
 
-from groundjudge.perturb.guards import institution_rule
+from groundjudge.perturb.guards import institution_rule, party_rule
 from groundjudge.perturb.lexicon import INSTITUTION_HEADS, ROLE_FAMILIES
 from groundjudge.perturb.spans import finditer_words, keep_case, replace, sentence_at
 from groundjudge.perturb.types import Candidate
@@ -49,7 +49,9 @@ def _in_name(answer: str, match: re.Match) -> bool:
 
 
 def role_candidates(answer: str, context: Sequence[str], rng: random.Random) -> list[Candidate]:
-    """A party role (landlord, employer, Receiving Party, ...) swapped for the other side the document names."""
+    """A party role (landlord, employer, Receiving Party, ...) swapped for the other side the document names: rule
+    ``misattribution.role`` where the party holds, owes, does or says the thing, else ``factual.party`` (the
+    taxonomy's ruling, :func:`~groundjudge.perturb.guards.party_rule`)."""
     document = "\n".join(context)
     out: list[Candidate] = []
     for match in _ROLE.finditer(answer):
@@ -66,7 +68,8 @@ def role_candidates(answer: str, context: Sequence[str], rng: random.Random) -> 
                 else keep_case(match.group("role"), new)
         if not _repeated_in_clause(answer, match.start("role"), match.end("role"), new) \
                 and not _repeated_in_list(answer, match.start("role"), match.end("role"), new):
-            out.append(replace(answer, match.start("role"), match.end("role"), new, "misattribution.role"))
+            out.append(replace(answer, match.start("role"), match.end("role"), new,
+                               party_rule(answer, match.start("role"), match.end())))
     return [c for c in out if c is not None]
 
 
@@ -204,5 +207,6 @@ def misattribution_candidates(answer: str, context: Sequence[str], rng: random.R
     """Every misattribution the rules can make to the answer (one candidate per place)."""
     institutions_named = [c for c in institution_candidates(answer, context, rng)
                           if c.rule.startswith("misattribution.")]
-    return (role_candidates(answer, context, rng) + institutions_named
+    roles = [c for c in role_candidates(answer, context, rng) if c.rule.startswith("misattribution.")]
+    return (roles + institutions_named
             + party_candidates(answer, context, rng) + section_candidates(answer, context, rng))

@@ -9,11 +9,11 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 
-from groundjudge.perturb.guards import order_rule, swap_blocked
+from groundjudge.perturb.guards import comparison_rule, form_rule, order_rule, swap_blocked, trigger_rule
 from groundjudge.perturb.lexicon import (CONTEXTUAL, EXCEPTION_WORDS, PROCEDURAL, QUALIFIERS, REASONING,
                                          TERMINOLOGICAL, Swap)
 from groundjudge.perturb.rules_parties import institution_candidates
-from groundjudge.perturb.spans import finditer_words, keep_case, replace, sentence_at
+from groundjudge.perturb.spans import finditer_words, keep_case, replace, sentence_at, words
 from groundjudge.perturb.types import Candidate
 from groundjudge.text import sentence_spans
 
@@ -41,6 +41,10 @@ TYPE_PREFIX: dict[str, str] = {"factual": "factual.", "contextual": "contextual.
                                "reasoning": "reasoning.", "misattribution": "misattribution.",
                                "terminological": "terms."}
 """The rule-name prefix of each type slug: a rule that can make more than one type names the one it made."""
+RETYPED: dict[str, object] = {"procedure.order": order_rule, "procedure.notice_form": form_rule,
+                               "procedure.trigger": trigger_rule, "reasoning.comparison": comparison_rule}
+"""Swap rules whose type depends on what surrounds the swapped words: rule -> the function that names the rule (and
+so the type) of one place (``guards``; the taxonomy's rulings)."""
 VERB_WINDOW = 6
 """A consequence's verb is looked for in its first this many words (further on it is a clause inside it)."""
 
@@ -96,15 +100,15 @@ def swap_candidates(answer: str, swaps: tuple[Swap, ...]) -> list[Candidate]:
         replacement, rule = table[re.sub(r"\s+", " ", match.group().lower())]
         if swap_blocked(answer, match.start(), match.end(), replacement, rule):
             continue
-        if rule == "procedure.order":
-            rule = order_rule(answer, match.start(), match.end())
+        if rule in RETYPED:
+            rule = RETYPED[rule](answer, match.start(), match.end())
         out.append(replace(answer, match.start(), match.end(), keep_case(match.group(), replacement), rule))
     return [c for c in out if c is not None]
 
 
 def typed(slug: str, candidates: list[Candidate]) -> list[Candidate]:
     """The candidates whose rule makes type ``slug`` (a before/after swap can be Procedural, Factual or
-    Contextual; an institution swap Procedural or a Misattribution)."""
+    Contextual; an institution swap Procedural or a Misattribution; a party swap a Misattribution or Factual)."""
     return [c for c in candidates if c.rule.startswith(TYPE_PREFIX[slug])]
 
 
@@ -115,8 +119,9 @@ def terminological_candidates(answer: str, context: Sequence[str], rng: random.R
 
 def procedural_candidates(answer: str, context: Sequence[str], rng: random.Random) -> list[Candidate]:
     """A step, order, trigger, forum, form of notice or the body to file with swapped (in writing/orally,
-    before/after, arbitration/..., the Revenue Agency/the Tax Tribunal)."""
-    return typed("procedural", swap_candidates(answer, PROCEDURAL) + institution_candidates(answer, context, rng))
+    before/after, arbitration/..., the Revenue Agency/the Tax Tribunal, the earlier of/the later of)."""
+    return typed("procedural", swap_candidates(answer, PROCEDURAL) + institution_candidates(answer, context, rng)
+                 + swap_candidates(answer, REASONING))
 
 
 def _clause_end(answer: str, start: int, sentence_end: int) -> int:
@@ -281,15 +286,40 @@ def _consequence(answer: str, start: int, end: int) -> tuple[int, int] | None:
     return None
 
 
-def reasoning_candidates(answer: str, context: Sequence[str], rng: random.Random) -> list[Candidate]:
-    """A conclusion the premises do not give: a consequence negated, the other of two computed values taken (the
-    earlier of / the later of)."""
-    out = swap_candidates(answer, REASONING)
+STATED_SHARE = 0.8
+"""A consequence is stated by the documents when one context sentence holds this share of its content words."""
+
+
+def stated(text: str, context: Sequence[str]) -> bool:
+    """Whether one sentence of the context holds at least :data:`STATED_SHARE` of ``text``'s content words (the
+    documents state that point themselves)."""
+    mine = set(words(text))
+    if not mine:
+        return False
+    for doc in context:
+        for s, e in sentence_spans(doc):
+            if len(mine & set(words(doc[s:e]))) >= STATED_SHARE * len(mine):
+                return True
+    return False
+
+
+def conclusion_candidates(answer: str, context: Sequence[str]) -> list[Candidate]:
+    """Every consequence negated, the rule naming its type by the taxonomy's ruling: ``factual.negated`` when the
+    documents state the consequence themselves (the answer now says the opposite of what they state),
+    ``reasoning.negated_consequence`` when the answer drew it."""
+    out = []
     for start, end in sentence_spans(answer):
         span = consequence(answer, start, end)
         if span is not None:
             edit = negate(answer[span[0]:span[1]])
             if edit is not None:
-                out.append(replace(answer, span[0] + edit[0], span[0] + edit[1], edit[2],
-                                   "reasoning.negated_consequence"))
+                rule = "factual.negated" if stated(answer[span[0]:span[1]], context) \
+                    else "reasoning.negated_consequence"
+                out.append(replace(answer, span[0] + edit[0], span[0] + edit[1], edit[2], rule))
     return [c for c in out if c is not None]
+
+
+def reasoning_candidates(answer: str, context: Sequence[str], rng: random.Random) -> list[Candidate]:
+    """A conclusion the premises do not give: a consequence the answer drew (one the documents do not state
+    themselves) negated."""
+    return typed("reasoning", conclusion_candidates(answer, context) + swap_candidates(answer, REASONING))
