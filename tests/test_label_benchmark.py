@@ -379,3 +379,68 @@ def test_exclude_data_leaves_out_a_row_retyped_under_a_new_id(bench, tmp_path, c
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "not the data the --exclude keys were drawn from" in err, err
     assert not (tmp_path / "three").exists()
+
+
+def test_the_draw_writes_the_readers_readme_with_the_taxonomy_s_types_and_rulings(bench, tmp_path, capsys):
+    """The readers' README comes from the taxonomy file (one text for readers and judge): every type by its exact
+    name, its definition without the ruling in the table, and each ruling under the table; the parts' files."""
+    from groundjudge.labels.benchmark_readme import split_ruling, taxonomy_entries
+
+    assert _draw(bench, tmp_path / "one") == 0
+    header, _ = read_key(tmp_path / "one" / "key.jsonl")
+    readme = (tmp_path / "one" / "README.md").read_text(encoding="utf-8")
+    entries = taxonomy_entries()
+    assert len(entries) == 6
+    rulings = [split_ruling(definition) for _, definition in entries]
+    assert sum(ruling is not None for _, ruling in rulings) >= 3
+    for (name, _), (head, ruling) in zip(entries, rulings):
+        assert f"| `{name}` | {head} |" in readme
+        assert ruling is None or f"- **{name}.** {ruling}" in readme
+    assert "a changed party is a Misattribution when" in readme
+    for part in header.parts:
+        count = len(_jsonl(tmp_path / "one" / f"blind_{part}.jsonl"))
+        assert f"| labeller {part} | `blind_{part}.jsonl` ({count} items) | `labels_{part}.jsonl`" in readme
+    assert f"look like `{header.sample}-123`" in readme and "README.md" in capsys.readouterr().out
+
+
+def test_exclude_data_takes_one_old_build_per_key(bench, tmp_path, capsys):
+    """Two earlier rounds drawn from two builds: --exclude-data given twice leaves out the same-text rows of each
+    key in its own build (matched by hash)."""
+    small = ("--variants", "12", "--second-variants", "4", "--originals", "4", "--restatements", "2",
+             "--paraphrases", "3")
+    assert _draw(bench, tmp_path / "one", *small) == 0
+    first_header, first = read_key(tmp_path / "one" / "key.jsonl")
+    rows = bench_rows()
+    first_moved = min(item.row_id for item in first.values() if item.kind == "variant")
+    for row in rows:
+        if row["id"] == first_moved:
+            row["id"] = first_moved.split("~")[0] + "~contextual~1"
+    (tmp_path / "b2").mkdir()
+    build2 = write_jsonl(tmp_path / "b2" / "bench.jsonl", rows)
+    left = ["--exclude", str(tmp_path / "one" / "key.jsonl")]
+    assert main(["label-benchmark", "draw", str(build2), "--out", str(tmp_path / "two"), *small, "--seed", "3",
+                 *left, "--exclude-data", str(bench / "bench.jsonl")]) == 0
+    second_header, second = read_key(tmp_path / "two" / "key.jsonl")
+    second_moved = min(item.row_id for item in second.values() if item.kind == "variant" and "~factual" not in
+                       item.row_id and item.row_id.split("~")[0] != first_moved.split("~")[0])
+    rows3 = [dict(row) for row in rows]
+    for row in rows3:
+        if row["id"] == second_moved:
+            row["id"] = second_moved.split("~")[0] + "~factual~7"
+    (tmp_path / "b3").mkdir()
+    build3 = write_jsonl(tmp_path / "b3" / "bench.jsonl", rows3)
+    both = [*left, "--exclude", str(tmp_path / "two" / "key.jsonl")]
+    args = ["label-benchmark", "draw", str(build3), *small, "--paraphrases", "0", "--seed", "4", *both]
+    assert main([*args, "--out", str(tmp_path / "three"), "--exclude-data", str(bench / "bench.jsonl"),
+                 "--exclude-data", str(build2)]) == 0
+    header, third = read_key(tmp_path / "three" / "key.jsonl")
+    assert header.excluded[f"{first_header.sample} same text"] == 1
+    assert header.excluded[f"{second_header.sample} same text"] == 1
+    drawn = {item.row_id for item in third.values()}
+    assert drawn.isdisjoint({item.row_id for item in first.values()} | {item.row_id for item in second.values()})
+    assert second_moved.split("~")[0] + "~factual~7" not in drawn
+    capsys.readouterr()
+    assert main([*args, "--out", str(tmp_path / "four"), "--exclude-data", str(build3)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "--exclude-data" in err and "not the data" in err, err
+    assert not (tmp_path / "four").exists()

@@ -3,7 +3,10 @@
 ``draw DATA --out DIR`` writes a seeded, stratified sample of the benchmark's typed variants with grounded
 controls mixed in as blind files for two labellers (``blind_A.jsonl``, ``blind_B.jsonl``: id, question,
 documents, answer; nothing else) and the hidden key (``key.jsonl``, or ``--key FILE`` to keep it elsewhere);
-``--exclude KEY`` leaves out every row of an earlier sample, for a fresh one after the generator was fixed.
+``--exclude KEY`` leaves out every row of an earlier sample, for a fresh one after the generator was fixed
+(``--exclude-data FILE``, repeatable: also the rows with the text of such a row in the build it was drawn from).
+It also writes the readers' instructions, ``DIR/README.md``: the six types, their definitions and the rulings for
+where two seem to fit, from the taxonomy file the error-types judge uses.
 ``measure KEY --labels A=FILE [--labels B=FILE]`` gives every rule's and type's precision with 95% intervals,
 weighted to the whole file, and the agreement between the labellers (docs/labelling.md, "Checking a benchmark").
 """
@@ -29,6 +32,7 @@ from groundjudge.labels.benchmark_files import (
     sample_tag,
     write_round,
 )
+from groundjudge.labels.benchmark_readme import readers_readme
 from groundjudge.labels.benchmark_sample import (
     ALLOCATIONS,
     PARTS,
@@ -44,6 +48,8 @@ from groundjudge.labels.interchange_common import taxonomy_names
 
 CHECK_FILES = ("benchmark_check.json", "benchmark_check.md")
 """What ``measure`` writes into ``--out``."""
+README_FILE = "README.md"
+"""The readers' instructions ``draw`` writes beside the blind files."""
 
 
 def _settings(args: argparse.Namespace) -> DrawSettings:
@@ -61,7 +67,8 @@ def cmd_draw(args: argparse.Namespace) -> int:
     """Draw the sample and write the blind files and the key; nothing is written when a setting is bad."""
     settings = _settings(args)
     out = Path(args.out)
-    paths = {"A": out / BLIND_FILES["A"], "B": out / BLIND_FILES["B"], "key": Path(args.key or out / KEY_FILE)}
+    paths = {"A": out / BLIND_FILES["A"], "B": out / BLIND_FILES["B"], "key": Path(args.key or out / KEY_FILE),
+             "readme": out / README_FILE}
     there = [str(path) for path in paths.values() if path.exists()]
     if there and not args.force:
         raise UsageError(f"--out {out}: {there[0]} exists (--force overwrites it; labels made for it would then "
@@ -93,6 +100,9 @@ def cmd_draw(args: argparse.Namespace) -> int:
     problems = [p for part in header.parts for p in leaks(paths[part], paths["key"], examples)]
     if problems:
         raise UsageError(f"a blind file gives away its key ({len(problems)} problem(s)): {problems[0]}")
+    counts = {part: sum(part in drawn.pi[unit.row_id] for unit in drawn.units) for part in header.parts}
+    paths["readme"].write_text(readers_readme(header.sample, {part: (paths[part].name, counts[part])
+                                                              for part in header.parts}), encoding="utf-8")
     _print_draw(header, drawn, paths)
     return 0
 
@@ -111,21 +121,29 @@ def _excluded_rows(keys: list[str] | None) -> dict[str, set[str]]:
     return rows
 
 
-def _same_text_rows(old_data: str, keys: list[str] | None, excluded: dict[str, set[str]], examples) -> dict:
+def _same_text_rows(old_files: list[str], keys: list[str] | None, excluded: dict[str, set[str]], examples) -> dict:
     """``<tag> same text`` -> the rows of the data (under other ids) whose source and answer text are those of a row
-    of an ``--exclude`` key in ``old_data``, the file that key was drawn from: rows a fix retyped under a new id."""
+    of an ``--exclude`` key in the old data file that key was drawn from (matched by hash): rows a fix retyped
+    under a new id. Every old file must be the data of at least one key."""
     if not keys:
         raise UsageError("--exclude-data: needs --exclude KEY (the keys drawn from it)")
-    if not Path(old_data).is_file():
-        raise UsageError(f"--exclude-data {old_data}: no such file")
-    old = load_examples([old_data])
     headers = [read_key(key)[0] for key in keys]
-    if any(header.dataset_sha256 != old.hash for header in headers):
-        raise UsageError(f"--exclude-data {old_data}: not the data the --exclude keys were drawn from (its hash "
-                         "differs from their headers')")
-    by_id = {example.id: example for example in old.examples}
+    by_tag: dict[str, dict] = {}
+    for old_data in old_files:
+        if not Path(old_data).is_file():
+            raise UsageError(f"--exclude-data {old_data}: no such file")
+        old = load_examples([old_data])
+        tags = [header.sample for header in headers if header.dataset_sha256 == old.hash]
+        if not tags:
+            raise UsageError(f"--exclude-data {old_data}: not the data the --exclude keys were drawn from (its hash "
+                             "differs from their headers')")
+        for tag in tags:
+            by_tag[tag] = {example.id: example for example in old.examples}
     out: dict[str, set[str]] = {}
     for tag, rows in excluded.items():
+        if tag not in by_tag:
+            continue
+        by_id = by_tag[tag]
         texts = {_source_and_answer(by_id[row]) for row in rows if row in by_id}
         same = {example.id for example in examples if example.id not in rows
                 and _source_and_answer(example) in texts}
@@ -151,6 +169,7 @@ def _print_draw(header: KeyHeader, drawn, paths) -> None:
         console.print(Text(f"part {part}: {paths[part]} ({sum(kinds.values())} items: "
                            + ", ".join(f"{count} {kind}s" for kind, count in kinds.items()) + ")"), soft_wrap=True)
     strata = len({unit.stratum for unit in drawn.units})
+    console.print(Text(f"readers' README: {paths['readme']}"), soft_wrap=True)
     console.print(Text(f"key: {paths['key']} (sample {header.sample}, {strata} strata drawn from; keep it from the "
                        "readers)"), soft_wrap=True)
 
@@ -203,7 +222,7 @@ def add_parser(verbs) -> None:
     verb = verbs.add_parser("label-benchmark", help="check a typed error benchmark with blind labels: draw a "
                                                     "sample for readers, then measure each rule's precision")
     steps = verb.add_subparsers(dest="step", required=True)
-    drawing = steps.add_parser("draw", help="write blind files for two labellers and the hidden key")
+    drawing = steps.add_parser("draw", help="write blind files for two labellers, their README and the hidden key")
     drawing.add_argument("data", help="the benchmark (rows with meta.perturbation, as groundjudge perturb writes)")
     drawing.add_argument("--out", required=True, metavar="DIR", help="folder of the blind files")
     drawing.add_argument("--key", metavar="FILE", help=f"the key (default DIR/{KEY_FILE}; keep it from readers)")
@@ -223,9 +242,10 @@ def add_parser(verbs) -> None:
     drawing.add_argument("--exclude", action="append", metavar="KEY",
                          help="an earlier sample's key: every row id in it is left out of this draw, so a fresh "
                               "sample shares no row with it (repeatable)")
-    drawing.add_argument("--exclude-data", metavar="FILE",
-                         help="the data file the --exclude keys were drawn from: rows with the same source and answer "
-                              "text as one of their rows are left out too (rows a fix retyped under a new id)")
+    drawing.add_argument("--exclude-data", action="append", metavar="FILE",
+                         help="a data file an --exclude key was drawn from (its hash is the key's): rows with the same "
+                              "source and answer text as one of that key's rows are left out too (rows a fix retyped "
+                              "under a new id; repeatable, one per earlier build)")
     drawing.add_argument("--seed", type=int, default=0, help="seed of the draw and the orders (default 0)")
     drawing.add_argument("--force", action="store_true", help="overwrite blind files or a key already there")
     drawing.set_defaults(func=cmd_draw)
