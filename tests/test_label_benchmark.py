@@ -395,8 +395,8 @@ def test_the_draw_writes_the_readers_readme_with_the_taxonomy_s_types_and_ruling
     assert sum(ruling is not None for _, ruling in rulings) >= 3
     for (name, _), (head, ruling) in zip(entries, rulings):
         assert f"| `{name}` | {head} |" in readme
-        assert ruling is None or f"- **{name}.** {ruling}" in readme
-    assert "a changed party is a Misattribution when" in readme
+        assert ruling is None or f"- **{name}.** {ruling[:1].upper()}{ruling[1:]}" in readme
+    assert "A changed party is a Misattribution when" in readme
     for part in header.parts:
         count = len(_jsonl(tmp_path / "one" / f"blind_{part}.jsonl"))
         assert f"| labeller {part} | `blind_{part}.jsonl` ({count} items) | `labels_{part}.jsonl`" in readme

@@ -123,7 +123,7 @@ def readers_readme(sample: str, parts: Mapping[str, tuple[str, int]], taxonomy: 
         head, ruling = split_ruling(definition)
         types.append(f"| `{name}` | {head} |")
         if ruling:
-            rulings.append(f"- **{name}.** {ruling}")
+            rulings.append(f"- **{name}.** {ruling[:1].upper()}{ruling[1:]}")
     labellers = " or ".join(f'`"{part}"`' for part in parts)
     return _HEAD.format(sample=sample, files=files, types="\n".join(types),
                         rulings="\n".join(rulings) or "- (this taxonomy gives none)", labellers=labellers)
