@@ -46,6 +46,9 @@ def test_the_reference_is_generated_from_the_code(site):
     for verb in verbs:
         assert f"groundjudge {verb}" in cli, verb
     assert "--calibrate-on" in cli
+    for command, flag in (("label-benchmark draw", "--exclude"), ("label-benchmark measure", "--labels")):
+        section = cli.split(f'id="groundjudge-{command.replace(" ", "-")}"', 1)[1].split("<section", 1)[0]
+        assert f"groundjudge {command}" in section and flag in section, command   # sub-commands have sections
     judges = (site / "reference" / "judges.html").read_text(encoding="utf-8")
     for kind in load_builtin_judges():
         assert f'id="{kind}"' in judges, kind
@@ -77,3 +80,30 @@ def test_search_works_offline_from_the_built_files(site):
             lambda b: b.find_elements(By.CSS_SELECTOR, "#search-results ul.search li"))
         titles = [e.text for e in browser.find_elements(By.CSS_SELECTOR, "#search-results ul.search li a")]
     assert any("cascade" in title.lower() for title in titles), titles
+
+
+def test_the_cli_reference_walks_sub_commands_at_any_depth():
+    import argparse
+
+    sys.path.insert(0, str(ROOT / "docs" / "_ext"))
+    from gj_reference import cli_reference
+
+    from groundjudge.cli import build_parser
+
+    def options(lines: list[str], heading: str) -> str:
+        start = lines.index(heading)
+        end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("#")), len(lines))
+        return "\n".join(lines[start:end])
+
+    lines = cli_reference(build_parser())
+    assert "## groundjudge label-benchmark" in lines
+    assert "`--exclude`" in options(lines, "### groundjudge label-benchmark draw")
+    assert "`--labels`" in options(lines, "### groundjudge label-benchmark measure")
+
+    tool = argparse.ArgumentParser(prog="tool")
+    top = tool.add_subparsers().add_parser("a", help="level one")
+    middle = top.add_subparsers().add_parser("b", help="level two", aliases=["bee"])
+    middle.add_subparsers().add_parser("c", help="level three").add_argument("--deep", help="three down")
+    lines = cli_reference(tool)
+    assert [line for line in lines if line.startswith("#")] == ["## tool a", "### tool a b", "#### tool a b c"]
+    assert "`--deep`" in options(lines, "#### tool a b c")

@@ -125,27 +125,57 @@ def _option_rows(parser: argparse.ArgumentParser) -> list[list[str]]:
     return rows
 
 
+def _subcommands(parser: argparse.ArgumentParser) -> list[tuple[str, argparse.ArgumentParser, str]]:
+    """A parser's sub-commands (name, parser, help), each once: an alias names a parser already listed."""
+    found: list[tuple[str, argparse.ArgumentParser, str]] = []
+    for action in parser._actions:
+        if not isinstance(action, argparse._SubParsersAction):
+            continue
+        helps = {choice.dest: choice.help for choice in action._choices_actions}
+        seen: set[int] = set()
+        for name, sub_parser in action.choices.items():
+            if id(sub_parser) not in seen:
+                seen.add(id(sub_parser))
+                found.append((name, sub_parser, helps.get(name) or ""))
+    return found
+
+
+def _command_lines(command: str, parser: argparse.ArgumentParser, help_text: str, depth: int) -> list[str]:
+    """The section of one command (a heading one level deeper per level of nesting: ``groundjudge
+    label-benchmark draw`` under ``groundjudge label-benchmark``), then those of its sub-commands, at any depth."""
+    lines = ["#" * min(depth + 1, 6) + f" {command}", ""]
+    lines += [_prose(parser.description or help_text), "", "```text"]
+    lines += parser.format_usage().strip().splitlines() + ["```", ""]
+    rows = _option_rows(parser)
+    if rows:
+        lines += _table(["argument", "default", "choices", "what it does"], rows)
+    subcommands = _subcommands(parser)
+    if subcommands:
+        lines += ["Sub-commands: " + "; ".join(f"`{name}` ({_prose(text)})" if text else f"`{name}`"
+                                               for name, _, text in subcommands) + ".", ""]
+    for name, sub_parser, text in subcommands:
+        lines += _command_lines(f"{command} {name}", sub_parser, text, depth + 1)
+    return lines
+
+
+def cli_reference(parser: argparse.ArgumentParser) -> list[str]:
+    """The command reference as MyST Markdown: a section per verb of ``parser`` and per sub-command of a verb,
+    nested at any depth."""
+    lines = ["Options of every verb: `-v` / `--verbose` before the verb logs more.", ""]
+    for verb, verb_parser, text in _subcommands(parser):
+        lines += _command_lines(f"{parser.prog} {verb}", verb_parser, text, 1)
+    return lines
+
+
 class CliDirective(_Generated):
-    """Every verb of the ``groundjudge`` command with its usage and options, from the argparse parsers."""
+    """Every verb of the ``groundjudge`` command, and every sub-command of a verb, with its usage and options, from
+    the argparse parsers."""
 
     def generated(self) -> list[str]:
-        """One section per verb."""
+        """One section per verb and sub-command."""
         from groundjudge.cli import build_parser
 
-        parser = build_parser()
-        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-        helps = {choice.dest: choice.help for choice in sub._choices_actions}
-        lines = ["Options of every verb: `-v` / `--verbose` before the verb logs more.", ""]
-        for verb, verb_parser in sub.choices.items():
-            title = f"groundjudge {verb}"
-            lines += [title, "-" * len(title), ""]
-            text = verb_parser.description or helps.get(verb) or ""
-            lines += [_prose(text), "", "```text"]
-            lines += verb_parser.format_usage().strip().splitlines() + ["```", ""]
-            rows = _option_rows(verb_parser)
-            if rows:
-                lines += _table(["argument", "default", "choices", "what it does"], rows)
-        return lines
+        return cli_reference(build_parser())
 
 
 class JudgesDirective(_Generated):
