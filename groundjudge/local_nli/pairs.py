@@ -77,10 +77,18 @@ class Pair:
     support: float | None = None
     """A soft label: the probability that the premise supports the claim (a teacher's score); None: the label's
     own hard target."""
+    origin: str | None = None
+    """The training source the pair came from in a mixed run (gold, synthetic, documents, teacher, nli); None
+    outside one."""
+    weight: float = 1.0
+    """The pair's weight in the loss: its source's ``--weight`` (1.0 unless given)."""
 
     def to_json(self) -> str:
-        """One JSON line."""
-        return json.dumps(asdict(self), ensure_ascii=False)
+        """One JSON line (``origin`` and ``weight`` only when set: a pair of an unmixed run reads as before)."""
+        fields = asdict(self)
+        if self.origin is None and self.weight == 1.0:
+            del fields["origin"], fields["weight"]
+        return json.dumps(fields, ensure_ascii=False)
 
     @classmethod
     def from_json(cls, line: str) -> Pair:

@@ -84,7 +84,9 @@ class Session:
         self.model = self._load(last or self.base_path, fresh=last is None)
         self.id2label = {int(k): v for k, v in self.model.model.config.id2label.items()}
         self.targets = np.array([pair_target(p, self.id2label) for p in self.train_pairs], dtype=np.float32)
-        self.weights = torch.tensor(class_weights(self.targets), dtype=torch.float32, device=self.device)
+        self.pair_weights = np.array([p.weight for p in self.train_pairs], dtype=np.float32)
+        self.weights = torch.tensor(class_weights(self.targets, self.pair_weights), dtype=torch.float32,
+                                    device=self.device)
         self.lengths = [len(p.premise) + len(p.hypothesis) for p in self.train_pairs]
         self.steps_per_epoch = math.ceil(len(self.train_pairs) / cfg.batch_size)
         self.total_steps = self.steps_per_epoch * cfg.epochs
@@ -147,7 +149,8 @@ class Session:
         self.model.model.train()
         logits = self.model.model(**self.encode([self.train_pairs[i] for i in indices])).logits
         targets = torch.tensor(self.targets[list(indices)], device=self.device)
-        loss = -(targets * torch.log_softmax(logits, dim=-1) * self.weights).sum(dim=-1).mean()
+        pair_weights = torch.tensor(self.pair_weights[list(indices)], device=self.device)
+        loss = weighted_loss(logits, targets, self.weights, pair_weights)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(self.model.model.parameters(), 1.0)
         self.optimizer.step()
@@ -207,6 +210,15 @@ class Session:
         (tmp / "best.json").write_text(json.dumps({"step": self.progress.step, **metrics}) + "\n", encoding="utf-8")
         shutil.rmtree(final, ignore_errors=True)
         tmp.rename(final)
+
+
+def weighted_loss(logits, targets, class_weights, pair_weights):
+    """The batch's class-weighted soft cross-entropy, each pair's term weighted by its source weight:
+    ``sum(w * loss) / sum(w)`` (the plain mean when every weight is 1; a pair of weight 0 adds nothing)."""
+    import torch
+
+    per_pair = -(targets * torch.log_softmax(logits, dim=-1) * class_weights).sum(dim=-1)
+    return (per_pair * pair_weights).sum() / pair_weights.sum().clamp_min(1e-12)
 
 
 def pair_metrics(gold: Sequence[str], predicted: Sequence[str], scores: np.ndarray) -> dict[str, Any]:

@@ -65,9 +65,10 @@ def supported_index(id2label: dict[int, str]) -> int:
     return next(i for i, name in id2label.items() if name in ("supported", "entailment"))
 
 
-def class_weights(targets: np.ndarray) -> np.ndarray:
-    """Inverse-frequency class weights (mean 1 over present classes, clipped to [0.25, 4])."""
-    counts = targets.sum(axis=0)
+def class_weights(targets: np.ndarray, pair_weights: np.ndarray | None = None) -> np.ndarray:
+    """Inverse-frequency class weights (mean 1 over present classes, clipped to [0.25, 4]); with ``pair_weights``
+    each pair counts as much as its weight (a pair of weight 0 does not count)."""
+    counts = (targets if pair_weights is None else targets * pair_weights[:, None]).sum(axis=0)
     present = counts > 0
     weights = np.ones(len(counts))
     weights[present] = counts[present].sum() / (present.sum() * counts[present])
