@@ -116,8 +116,10 @@ def test_the_teacher_sample_is_seeded_and_proportional():
     assert sample_answers(train, dev, 0, seed=0) == (train, dev)
 
 
-def test_teacher_rejects_gold_only_options(tmp_path, llm_server):
+def test_a_teacher_alone_refuses_a_gold_recipe(tmp_path, llm_server):
+    # (--synthetic, --from-documents, --nli-mix or --weight with a teacher make a mixed set: tests/test_train_mix.py)
     data = write_jsonl(tmp_path / "d.jsonl", rent_rows(3))
-    result = cli("train", str(data), "--teacher", teacher(llm_server), "--synthetic", "5", "--out",
+    result = cli("train", str(data), "--teacher", teacher(llm_server), "--recipe", "diff", "--out",
                  str(tmp_path / "m"), check=False)
-    assert result.returncode == 2 and "--teacher trains on the teacher's verdicts only" in result.stderr
+    assert result.returncode == 2 and "--teacher alone trains on the teacher's verdicts only" in result.stderr
+    assert not (tmp_path / "m").exists()

@@ -12,28 +12,26 @@ from groundjudge.formats import ADAPTERS  # noqa: E402
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    """Fine-tune a cross-encoder grounding judge on labelled data; write a model dir with its card."""
-    from groundjudge.local_nli.model import DEFAULT_EMBEDDER
-    from groundjudge.local_nli.train import TrainConfig, TrainError, train
+    """Fine-tune a cross-encoder grounding judge on labelled data, a teacher's verdicts, documents or a weighted
+    mix of them; write a model dir with its card."""
+    from groundjudge.local_nli.train import TrainError, train
 
+    if is_mixed(args):
+        from groundjudge.cli.train_mix import cmd_train_mixed
+
+        return cmd_train_mixed(args)
     if args.from_documents:
         from groundjudge.cli.train_documents import cmd_train_documents
 
         return cmd_train_documents(args)
     if not args.data:
         raise UsageError("give labelled data files to train on, or --from-documents FILES to train with no label")
-    cfg = TrainConfig(data=tuple(args.data), out=args.out, base=args.base or DEFAULT_EMBEDDER, fmt=args.format,
-                      recipe=args.recipe, epochs=args.epochs, max_length=args.max_length, batch_size=args.batch_size,
-                      lr=args.lr, nli_mix=tuple(args.nli_mix or ()), synthetic=args.synthetic,
-                      dev_fraction=args.dev_fraction, max_train=args.max_train, max_dev=args.max_dev, seed=args.seed,
-                      evidence_k=args.evidence_k, evidence=args.evidence, run_dev_fraction=args.run_dev_fraction,
-                      eval_steps=args.eval_steps, save_steps=args.save_steps,
-                      patience=args.patience, skip_invalid=args.skip_invalid, resume=args.resume,
-                      stop_after=args.stop_after, time_limit_min=args.time_limit, quiet=args.quiet,
-                      teacher=args.teacher, teacher_mode=args.teacher_mode, teacher_budget=args.teacher_budget,
-                      teacher_sample=args.teacher_sample, teacher_concurrency=args.teacher_concurrency)
-    if cfg.teacher and (cfg.nli_mix or cfg.synthetic or cfg.recipe != "pairs"):
-        raise UsageError("--teacher trains on the teacher's verdicts only: drop --nli-mix, --synthetic and --recipe")
+    from groundjudge.cli.train_config import train_config
+
+    cfg = train_config(args)
+    if cfg.teacher and cfg.recipe != "pairs":
+        raise UsageError("--teacher alone trains on the teacher's verdicts only: --recipe is for gold pairs; mix "
+                         "them in with --weight gold=W")
     try:
         if cfg.teacher:
             from groundjudge.runs.distill import distill
@@ -44,6 +42,16 @@ def cmd_train(args: argparse.Namespace) -> int:
     except TrainError as err:
         raise UsageError(str(err)) from err
     return print_trained(card, args.out, _dev_line)
+
+
+def is_mixed(args: argparse.Namespace) -> bool:
+    """Whether the flags ask for a mixed set: any ``--weight``, a teacher with synthetic edits, documents or NLI
+    rows, or documents with data files, synthetic edits or NLI rows (gold data with ``--synthetic`` or
+    ``--nli-mix`` and no teacher stays plain training, unweighted)."""
+    extras = args.synthetic > 0 or bool(args.nli_mix)
+    if args.teacher:
+        return bool(args.weight) or extras or bool(args.from_documents)
+    return bool(args.weight) or (bool(args.from_documents) and (extras or bool(args.data)))
 
 
 def _dev_line(dev: dict, auc: str) -> str:
@@ -93,6 +101,10 @@ def add_parser(verbs) -> None:
     tr.add_argument("--skip-invalid", action="store_true", help="skip and count invalid rows")
     tr.add_argument("--resume", action="store_true", help="continue the run in --out from its last checkpoint")
     tr.add_argument("--quiet", action="store_true", help="no progress bar")
+    tr.add_argument("--weight", action="append", metavar="SOURCE=W",
+                    help="weight of a source's pairs in the loss (repeatable; SOURCE one of gold, synthetic, "
+                         "documents, teacher, nli; default 1.0; 0 leaves the source out); mixes the sources given "
+                         "(data files, --synthetic, --from-documents, --teacher, --nli-mix) in one training set")
     teacher = tr.add_argument_group("distillation (train on an LLM judge's verdicts instead of gold labels)")
     teacher.add_argument("--teacher", metavar="SPEC", help="judge spec of the teacher, e.g. 'claims:model=...,"
                                                            "against=context'; the data may be unlabelled")

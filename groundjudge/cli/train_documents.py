@@ -31,20 +31,11 @@ def add_documents_options(parser: argparse.ArgumentParser) -> None:
                            "rule checks only")
 
 
-def cmd_train_documents(args: argparse.Namespace) -> int:
-    """Make checked pairs from the documents and train on them (or stop after the pairs with --pairs-only)."""
-    from groundjudge.local_nli.model import DEFAULT_EMBEDDER
-    from groundjudge.local_nli.train import TrainConfig, TrainError
-    from groundjudge.local_nli.train_documents import (
-        DocumentsOptions,
-        train_from_documents,
-    )
+def documents_options(args: argparse.Namespace):
+    """The :class:`~groundjudge.local_nli.train_documents.DocumentsOptions` the flags give (the LLM generator and
+    check built when named); a negative ``--max-pairs`` is one line naming it."""
+    from groundjudge.local_nli.train_documents import DocumentsOptions
 
-    if args.data:
-        raise UsageError("--from-documents trains from documents alone: drop the labelled data files "
-                         f"({args.data[0]}{', ...' if len(args.data) > 1 else ''})")
-    if args.teacher or args.nli_mix or args.synthetic or args.recipe != "pairs":
-        raise UsageError("--from-documents makes its own pairs: drop --teacher, --nli-mix, --synthetic and --recipe")
     if args.max_pairs < 0:
         raise UsageError(f"--max-pairs must be 0 (no cap) or more, got {args.max_pairs}")
     generator = check = None
@@ -54,6 +45,19 @@ def cmd_train_documents(args: argparse.Namespace) -> int:
         service = make_service(llm_options(args))
         generator = LLMGenerator.from_spec(args.generator, service) if args.generator else None
         check = JudgeCheck.build(args.check, service) if args.check else None
+    return DocumentsOptions(files=tuple(args.from_documents), max_pairs=args.max_pairs, pairs_only=args.pairs_only,
+                            generator=generator, check=check)
+
+
+def cmd_train_documents(args: argparse.Namespace) -> int:
+    """Make checked pairs from the documents and train on them (or stop after the pairs with --pairs-only)."""
+    from groundjudge.local_nli.model import DEFAULT_EMBEDDER
+    from groundjudge.local_nli.train import TrainConfig, TrainError
+    from groundjudge.local_nli.train_documents import train_from_documents
+
+    if args.recipe != "pairs":   # data files, a teacher, synthetic edits or NLI rows make it a mixed run instead
+        raise UsageError("--from-documents makes its own pairs: --recipe is for the gold pairs of data files")
+    opts = documents_options(args)
     cfg = TrainConfig(data=tuple(args.from_documents), out=args.out, base=args.base or DEFAULT_EMBEDDER,
                       fmt=args.format, epochs=args.epochs, max_length=args.max_length, batch_size=args.batch_size,
                       lr=args.lr, dev_fraction=args.dev_fraction, max_train=args.max_train, max_dev=args.max_dev,
@@ -61,8 +65,6 @@ def cmd_train_documents(args: argparse.Namespace) -> int:
                       run_dev_fraction=args.run_dev_fraction, eval_steps=args.eval_steps, save_steps=args.save_steps,
                       patience=args.patience, skip_invalid=args.skip_invalid, resume=args.resume,
                       stop_after=args.stop_after, time_limit_min=args.time_limit, quiet=args.quiet)
-    opts = DocumentsOptions(files=tuple(args.from_documents), max_pairs=args.max_pairs, pairs_only=args.pairs_only,
-                            generator=generator, check=check)
     try:
         card = train_from_documents(cfg, opts, report=console.print)
     except TrainError as err:

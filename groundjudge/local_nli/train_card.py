@@ -21,6 +21,10 @@ from groundjudge.paths import portable_model, portable_path
 DOCUMENTS_RECIPE = "documents"
 """The card's recipe of a judge trained with ``--from-documents`` (pairs made from documents, no label read)."""
 
+MIX_RECIPE = "mix"
+"""The card's recipe of a judge trained on a mixed set (``mix``: gold, synthetic, documents, teacher and NLI pairs,
+each source weighted)."""
+
 CARD_FILE = "groundjudge_card.json"
 """The card the crossencoder judge reads: base, labels, max_length, recipe, tau, ..."""
 
@@ -84,7 +88,7 @@ def build_card(session: Session, prepared: Prepared, best: dict[str, Any] | None
     ranking = "sentence-embedding cosine" if cfg.evidence == "embedding" else "TF-IDF"
     return {
         "base": portable_model(cfg.base), "base_path": base_location(cfg.base, session.base_path),
-        "recipe": DOCUMENTS_RECIPE if prepared.meta.get("documents") else cfg.recipe,
+        "recipe": _recipe(cfg.recipe, prepared.meta),
         "labels": {str(i): name for i, name in session.id2label.items()},
         "supported_label": session.id2label[supported_index(session.id2label)],
         "max_length": cfg.max_length, "tau": tau,
@@ -95,6 +99,7 @@ def build_card(session: Session, prepared: Prepared, best: dict[str, Any] | None
                   "order": "(premise, hypothesis)"},
         "data": prepared.meta["data"], "split": prepared.meta["split"], "pairs": prepared.meta["pairs"],
         "teacher": prepared.meta.get("teacher"), "documents": prepared.meta.get("documents"),
+        "mix": prepared.meta.get("mix"),
         "synthetic": cfg.synthetic, "nli_mix": [portable_path(path) for path in cfg.nli_mix],
         "epochs": cfg.epochs, "epochs_completed": progress.epoch, "steps": progress.step,
         "best_step": (best or {}).get("step", progress.step), "stopped_early": progress.stopped_early,
@@ -103,12 +108,19 @@ def build_card(session: Session, prepared: Prepared, best: dict[str, Any] | None
         "hyperparameters": {"batch_size": cfg.batch_size, "lr": cfg.lr, "seed": cfg.seed, "patience": cfg.patience,
                             "eval_steps": cfg.eval_steps or "epoch", "max_train": cfg.max_train,
                             "max_dev": cfg.max_dev, "warmup": "10% linear, linear decay",
-                            "loss": "class-weighted cross-entropy (soft targets)"},
+                            "loss": "class-weighted cross-entropy (soft targets)"
+                                    + (", each pair weighted by its source" if prepared.meta.get("mix") else "")},
         "dev_metrics": {"pair_level": dev_metrics, "history": progress.history},
         "device": session.device, "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "versions": {name: _version(metadata, name) for name in ("groundjudge", "torch", "transformers",
                                                                  "sentence-transformers")},
     }
+
+
+def _recipe(recipe: str, meta: dict[str, Any]) -> str:
+    if meta.get("mix"):
+        return MIX_RECIPE
+    return DOCUMENTS_RECIPE if meta.get("documents") else recipe
 
 
 def _version(metadata: Any, name: str) -> str | None:
@@ -126,7 +138,7 @@ def render_readme(card: dict[str, Any]) -> str:
     """A plain Markdown model card from the same facts as the JSON card."""
     dev = card["dev_metrics"]["pair_level"]
     split = card["split"]
-    unit = "documents" if card["recipe"] == DOCUMENTS_RECIPE else "examples"
+    unit = {DOCUMENTS_RECIPE: "documents", MIX_RECIPE: "examples and documents"}.get(card["recipe"], "examples")
     lines = [
         "# groundjudge cross-encoder", "",
         f"A grounding judge fine-tuned from `{card['base']}` by `groundjudge train` on {card['date']}.", "",
@@ -156,19 +168,48 @@ def render_readme(card: dict[str, Any]) -> str:
         lines += ["No dev data: none measured.", ""]
     lines += ["These are pairs from held-out groups of the *same* data sets, and tau is fitted on them: they say "
               "little about unseen data. Measure the judge on a data set it never trained on.", ""]
-    return "\n".join(lines + teacher_lines(card.get("teacher")) + documents_lines(card.get("documents")))
+    return "\n".join(lines + mix_lines(card.get("mix")) + teacher_lines(card.get("teacher"), bool(card.get("mix")))
+                     + documents_lines(card.get("documents")))
 
 
 def data_lines(data: list[dict[str, Any]]) -> list[str]:
-    """The table of training files: documents per file for a judge trained from documents, else examples."""
-    column = "examples" if all("examples" in d for d in data) else "documents"
-    return [f"| file | format | {column} | hash |", "|---|---|---|---|",
-            *[f"| {d['file']} | {d['format']} | {d[column]} | `{d['hash'][:12]}` |" for d in data]]
+    """The table of training files: documents per file for a judge trained from documents, else examples (a mixed
+    run has both kinds of file)."""
+    if all("examples" in d for d in data) or all("documents" in d for d in data):
+        column = "examples" if all("examples" in d for d in data) else "documents"
+        return [f"| file | format | {column} | hash |", "|---|---|---|---|",
+                *[f"| {d['file']} | {d['format']} | {d[column]} | `{d['hash'][:12]}` |" for d in data]]
+    return ["| file | format | examples or documents | hash |", "|---|---|---|---|",
+            *[f"| {d['file']} | {d['format']} | {d.get('examples', d.get('documents'))} "
+              f"{'examples' if 'examples' in d else 'documents'} | `{d['hash'][:12]}` |" for d in data]]
+
+
+def mix_lines(mix: dict[str, Any] | None) -> list[str]:
+    """The card's section on a mixed set: per source its weight and training and dev pairs; the teacher's cache
+    hits, new calls, budget and cost."""
+    if not mix:
+        return []
+    lines = ["## Mixed training set (each pair's loss weighted by its source)", "",
+             "| source | weight | train pairs | dev pairs | made (train / dev) |", "|---|---|---|---|---|"]
+    for name, s in mix["sources"].items():
+        lines.append(f"| {name} | {s['weight']:g} | {s['train_pairs']} | {s['dev_pairs']} | "
+                     f"{s['made']['train']} / {s['made']['dev']} |")
+    lines += ["", f"{mix['train_dev_overlap_dropped']} dev pairs dropped because their claim is a training claim "
+                  "(of any source).", ""]
+    teacher = mix["sources"].get("teacher")
+    if teacher:
+        budget = "none" if teacher["budget_usd"] is None else f"${teacher['budget_usd']:g}"
+        lines += [f"Teacher: {teacher['cache_hits']} calls answered from the call cache, {teacher['new_calls']} new "
+                  f"calls (budget {budget}, ${teacher['cost_usd']:.4f} spent).", ""]
+    return lines
 
 
 def recipe_line(card: dict[str, Any]) -> str:
     """What the training pairs were: the recipe with its synthetic edits and NLI rows, or for a judge trained from
     documents the pairs per kind of document pair."""
+    if card["recipe"] == MIX_RECIPE:
+        return (f"Recipe `{MIX_RECIPE}`: per source train pairs "
+                f"{ {name: s['train_pairs'] for name, s in card['mix']['sources'].items()} } (see below).")
     if card["recipe"] != DOCUMENTS_RECIPE:
         return (f"Recipe `{card['recipe']}`, synthetic edits {card['synthetic']}, "
                 f"NLI rows from {card['nli_mix'] or 'none'}.")
@@ -189,11 +230,14 @@ def documents_lines(documents: dict[str, Any] | None) -> list[str]:
             f"Candidates dropped, per check: {documents['dropped_by_check']}.", ""]
 
 
-def teacher_lines(teacher: dict[str, Any] | None) -> list[str]:
-    """The card's section on a distilled judge: its teacher, the teacher's cost, and the agreement on dev."""
+def teacher_lines(teacher: dict[str, Any] | None, mixed: bool = False) -> list[str]:
+    """The card's section on a distilled judge: its teacher, the teacher's cost, and the agreement on dev (in a
+    mixed set the teacher is one source among others)."""
     if not teacher:
         return []
-    lines = ["## Teacher (distilled: trained on the teacher's verdicts, not on gold labels)", "",
+    title = ("## Teacher (one source of the mixed set)" if mixed else
+             "## Teacher (distilled: trained on the teacher's verdicts, not on gold labels)")
+    lines = [title, "",
              f"`{teacher['spec']}`, mode `{teacher['mode']}`: {teacher['labelled']} of {teacher['answers']} answers "
              f"labelled ({teacher['calls_made']} calls made, {teacher['input_tokens']} + {teacher['output_tokens']} "
              f"tokens, ${teacher['cost_usd']:.4f}, {teacher['latency_s_per_answer']} s per answer).", ""]

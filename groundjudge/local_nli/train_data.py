@@ -78,11 +78,25 @@ class TrainConfig:
     teacher_concurrency: int = 8
     """Answers the teacher judges at once (1 for a local server with one slot: its prompt cache then serves each
     answer's chain)."""
+    from_documents: tuple[str, ...] = ()
+    """In a mixed run: the documents whose checked pairs join the set (``--from-documents``)."""
+    weights: tuple[tuple[str, float], ...] = ()
+    """In a mixed run: the ``--weight SOURCE=W`` given (every other source weighs 1.0)."""
+
+    def weight(self, source: str) -> float:
+        """The loss weight of a source's pairs (1.0 unless ``--weight`` set it)."""
+        return dict(self.weights).get(source, 1.0)
 
     def fingerprint(self) -> dict[str, Any]:
-        """The settings that decide the result: a resumed run must use the same ones."""
+        """The settings that decide the result: a resumed run must use the same ones (the mixed-run settings only
+        when given, so that a run started before they existed resumes)."""
         skip = {"out", "resume", "stop_after", "time_limit_min", "quiet", "save_steps"}
-        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(self).items() if k not in skip}
+        skip |= {name for name in ("from_documents", "weights") if not getattr(self, name)}
+        return {k: (_listed(v) if isinstance(v, tuple) else v) for k, v in asdict(self).items() if k not in skip}
+
+
+def _listed(value: tuple) -> list:
+    return [_listed(v) if isinstance(v, tuple) else v for v in value]
 
 
 def load_training_data(files: Sequence[str], fmt: str | None, skip_invalid: bool = False

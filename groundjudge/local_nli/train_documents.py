@@ -105,6 +105,13 @@ def _check_out(cfg: TrainConfig, options: dict[str, Any]) -> None:
         raise TrainError(f"{out} is not empty: pass --resume to continue that run, or another --out")
     if cfg.resume and not header.exists():
         raise TrainError(f"{out} has no run to resume (no pairs/{OPTIONS_FILE}); start it without --resume")
+    check_options(cfg, options)
+
+
+def check_options(cfg: TrainConfig, options: dict[str, Any]) -> None:
+    """A run that already wrote document pairs must continue with the same generation settings."""
+    out = Path(cfg.out)
+    header = out / "pairs" / OPTIONS_FILE
     if header.exists():
         saved = json.loads(header.read_text(encoding="utf-8"))
         differ = sorted(k for k in options if saved.get(k) != options[k])
@@ -202,17 +209,38 @@ def generate(cfg: TrainConfig, opts: DocumentsOptions, report: Report) -> Prepar
         raise TrainError(f"--from-documents: no document left to train on ({len(docs.documents)} read, "
                          f"{split['held_out_test']['examples']} held out as test)")
     _check_out(cfg, run_options(cfg, opts))
+    report(f"documents: train {split['train']['examples']}, dev {split['dev']['examples']}, "
+           f"{split['held_out_test']['examples']} held out")
+    train, dev, counts = document_pairs(cfg, opts, docs, splits, report)
+    train_capped, dev_capped = cap_pairs(train, cfg.max_train, cfg.seed), cap_pairs(dev, cfg.max_dev, cfg.seed + 1)
+    split["train"]["pairs"], split["dev"]["pairs"] = len(train_capped), len(dev_capped)
+    meta = {"config": cfg.fingerprint(), "data": files_info(docs), "split": split, "documents": counts,
+            "pairs": {"built": {"documents": len(train)}, "train": pair_counts(train_capped),
+                      "dev": pair_counts(dev_capped)}}
+    todo = work_order(docs.documents, splits, cfg.seed)
+    examples = {"train": [d.example for d in todo if splits[d.key] == "train"],
+                "dev": [d.example for d in todo if splits[d.key] == "dev"]}
+    return save_prepared(cfg, Prepared(train_capped, dev_capped, meta), examples["train"], examples["dev"])
+
+
+def files_info(docs: DocumentSet) -> list[dict[str, Any]]:
+    """Per document file: its format, documents read and a hash of their keys (the card's data table)."""
+    return [f | {"hash": _docs_hash([d for d in docs.documents if d.file == f["file"]])} for f in docs.files]
+
+
+def document_pairs(cfg: TrainConfig, opts: DocumentsOptions, docs: DocumentSet, splits: dict[str, str],
+                   report: Report) -> tuple[list[Pair], list[Pair], dict[str, Any]]:
+    """(train pairs, dev pairs, counts) of the documents in ``splits`` (document key -> 'train' or 'dev'): made
+    and appended to ``OUT/pairs/units.jsonl`` (continuing the documents a killed run left), then assembled."""
     folder = Path(cfg.out) / "pairs"
     folder.mkdir(parents=True, exist_ok=True)
     (folder / OPTIONS_FILE).write_text(json.dumps(run_options(cfg, opts), indent=1) + "\n", encoding="utf-8")
     todo = work_order(docs.documents, splits, cfg.seed)
-    report(f"documents: {len(todo)} to pair (train {split['train']['examples']}, dev {split['dev']['examples']}), "
-           f"{split['held_out_test']['examples']} held out")
+    report(f"documents: {len(todo)} to pair")
     started = time.perf_counter()
     made, pairs = asyncio.run(_make_units(todo, splits, cfg, opts, report))
     seconds = time.perf_counter() - started
     train, dev, counts = assemble(read_units(folder / UNITS_FILE), opts.max_pairs)
-    train_capped, dev_capped = cap_pairs(train, cfg.max_train, cfg.seed), cap_pairs(dev, cfg.max_dev, cfg.seed + 1)
     counts |= {"premise": premise_rule(cfg.evidence, evidence_k(cfg)), "documents_read": len(docs.documents),
                "skipped_documents": docs.skipped,
                "max_pairs": opts.max_pairs, "generator": getattr(opts.generator, "name", None),
@@ -221,14 +249,7 @@ def generate(cfg: TrainConfig, opts: DocumentsOptions, report: Report) -> Prepar
                               "pairs_per_minute": round(pairs / seconds * 60) if seconds and pairs else None}}
     report(f"pairs: {len(train)} train, {len(dev)} dev ({counts['train_dev_overlap_dropped']} dev pairs dropped: "
            f"their claim is a training claim); made {pairs} in {seconds:.1f} s")
-    data = [f | {"hash": _docs_hash([d for d in docs.documents if d.file == f["file"]])} for f in docs.files]
-    split["train"]["pairs"], split["dev"]["pairs"] = len(train_capped), len(dev_capped)
-    meta = {"config": cfg.fingerprint(), "data": data, "split": split, "documents": counts,
-            "pairs": {"built": {"documents": len(train)}, "train": pair_counts(train_capped),
-                      "dev": pair_counts(dev_capped)}}
-    examples = {"train": [d.example for d in todo if splits[d.key] == "train"],
-                "dev": [d.example for d in todo if splits[d.key] == "dev"]}
-    return save_prepared(cfg, Prepared(train_capped, dev_capped, meta), examples["train"], examples["dev"])
+    return train, dev, counts
 
 
 def train_from_documents(cfg: TrainConfig, opts: DocumentsOptions, report: Report = print) -> dict[str, Any] | None:

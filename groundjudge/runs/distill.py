@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -113,7 +114,8 @@ def teacher_facts(records: Sequence[ResultRecord], spec: str, mode: str, budget:
     n = max(len(records), 1)
     return {"spec": spec, "mode": mode, "budget_usd": budget, "answers": len(records),
             "labelled": len(records) - len(abstained), "abstained": reasons,
-            "calls": len(calls), "calls_made": len(fresh),
+            "calls": len(calls), "calls_made": len(fresh), "cache_hits": len(calls) - len(fresh),
+            "new_cost_usd": round(sum(c.cost_usd for c in fresh), 6),
             "input_tokens": sum(c.input_tokens for c in calls), "output_tokens": sum(c.output_tokens for c in calls),
             "cost_usd": round(sum(c.cost_usd for c in calls), 6),
             "cost_usd_per_answer": round(sum(c.cost_usd for c in calls) / n, 6),
@@ -126,29 +128,52 @@ def _check_out(cfg: TrainConfig) -> None:
         raise TrainError(f"{out} is not empty: pass --resume to continue that run, or another --out")
 
 
-def prepare_from_teacher(cfg: TrainConfig, report: Report) -> Prepared:
-    """Split the data by group, have the teacher judge the train and dev answers, and make its verdicts pairs."""
-    examples, data_info = load_training_data(cfg.data, cfg.fmt, cfg.skip_invalid)
-    train, dev, split = split_examples(examples, cfg.dev_fraction, cfg.seed, cfg.run_dev_fraction,
-                                       labelled_only=False)
+@dataclass
+class TeacherPart:
+    """What the teacher gave a training run: its pairs of the train and dev answers (uncapped), the answers it
+    judged (after ``teacher_sample``) and its facts (calls, cache hits, cost)."""
+
+    train_pairs: list[Pair]
+    dev_pairs: list[Pair]
+    train: list[Example]
+    dev: list[Example]
+    facts: dict[str, Any]
+
+
+def teacher_part(cfg: TrainConfig, train: list[Example], dev: list[Example], report: Report) -> TeacherPart:
+    """Have the teacher judge (a seeded sample of) the train and dev answers as a run in ``OUT/teacher`` and make
+    its verdicts pairs. The run reads the call cache first: a call whose key (model, rendered prompt, schema,
+    sampling) is cached is a hit, never a new call; new calls stop at ``teacher_budget`` dollars."""
     train, dev = sample_answers(train, dev, cfg.teacher_sample, cfg.seed)
-    report(f"teacher {cfg.teacher!r} labels {len(train)} train and {len(dev)} dev answers "
-           f"({split['train']['groups']} / {split['dev']['groups']} groups before sampling)")
+    report(f"teacher {cfg.teacher!r} labels {len(train)} train and {len(dev)} dev answers")
     run = run_judge(train + dev, cfg.teacher, Path(cfg.out) / TEACHER_DIR, cfg.quiet, cfg.teacher_budget,
                     cfg.teacher_concurrency)
     records = read_records(run / "records.jsonl").results
     dev_ids = {ex.id for ex in dev}
     k = cfg.evidence_k if cfg.evidence_k is not None else default_k("pairs")
-    train_pairs = cap_pairs(teacher_pairs([r for r in records if r.example.id not in dev_ids], cfg.teacher_mode,
-                                          k, cfg.evidence), cfg.max_train, cfg.seed)
-    dev_pairs = cap_pairs(teacher_pairs([r for r in records if r.example.id in dev_ids], cfg.teacher_mode,
-                                        k, cfg.evidence), cfg.max_dev, cfg.seed + 1)
+    train_pairs = teacher_pairs([r for r in records if r.example.id not in dev_ids], cfg.teacher_mode, k,
+                                cfg.evidence)
+    dev_pairs = teacher_pairs([r for r in records if r.example.id in dev_ids], cfg.teacher_mode, k, cfg.evidence)
     if not train_pairs:
         raise TrainError(f"the teacher gave no claim verdicts to train on (see {Path(cfg.out) / TEACHER_DIR})")
     facts = teacher_facts(records, cfg.teacher, cfg.teacher_mode, cfg.teacher_budget)
     facts["dev_ids"] = sorted(dev_ids)
     report(f"teacher: {facts['labelled']} of {facts['answers']} answers labelled, {facts['calls_made']} calls made, "
-           f"${facts['cost_usd']:.4f}; pairs: train {len(train_pairs)}, dev {len(dev_pairs)}")
+           f"{facts['cache_hits']} from the call cache, ${facts['new_cost_usd']:.4f} spent")
+    return TeacherPart(train_pairs, dev_pairs, train, dev, facts)
+
+
+def prepare_from_teacher(cfg: TrainConfig, report: Report) -> Prepared:
+    """Split the data by group, have the teacher judge the train and dev answers, and make its verdicts pairs."""
+    examples, data_info = load_training_data(cfg.data, cfg.fmt, cfg.skip_invalid)
+    train, dev, split = split_examples(examples, cfg.dev_fraction, cfg.seed, cfg.run_dev_fraction,
+                                       labelled_only=False)
+    report(f"split by group: {split['train']['groups']} train / {split['dev']['groups']} dev groups")
+    part = teacher_part(cfg, train, dev, report)
+    train, dev, facts = part.train, part.dev, part.facts
+    train_pairs = cap_pairs(part.train_pairs, cfg.max_train, cfg.seed)
+    dev_pairs = cap_pairs(part.dev_pairs, cfg.max_dev, cfg.seed + 1)
+    report(f"pairs: train {len(train_pairs)}, dev {len(dev_pairs)}")
     split["train"].update(examples=len(train), pairs=len(train_pairs))
     split["dev"].update(examples=len(dev), pairs=len(dev_pairs))
     split["train_examples_hash"] = dataset_hash(train)
@@ -206,7 +231,12 @@ def distill(cfg: TrainConfig, report: Report = print) -> dict[str, Any] | None:
     if run_loop(session) == "stopped":
         report(f"stopped at step {session.progress.step} of {session.total_steps}; continue with --resume")
         return None
-    card = finalize(session, prepared)
+    return with_agreement(cfg, finalize(session, prepared))
+
+
+def with_agreement(cfg: TrainConfig, card: dict[str, Any]) -> dict[str, Any]:
+    """The card with the student's agreement with the teacher on the dev answers added (and written again)."""
+    out = Path(cfg.out)
     card["teacher"]["student_vs_teacher_on_dev"] = student_agreement(cfg, set(card["teacher"]["dev_ids"]))
     (out / CARD_FILE).write_text(json.dumps(card, indent=2) + "\n", encoding="utf-8")
     (out / "README.md").write_text(render_readme(card), encoding="utf-8")
