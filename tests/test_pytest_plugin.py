@@ -187,6 +187,29 @@ def test_under_xdist_the_controller_prints_every_verdict_once_and_alone_records_
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("workers", [[], ["-n", "2", "--dist", "loadfile"]], ids=["plain", "xdist"])
+def test_a_session_that_only_looks_is_tallied_as_such_and_one_without_verdicts_prints_no_table(pytester, workers):
+    if workers:
+        pytest.importorskip("xdist")
+    gate_file(pytester, """
+        def test_look(groundjudge):
+            assert not groundjudge.judge(UNGROUNDED, CONTEXT, judge="quip").passed
+
+        def test_another_look(groundjudge):
+            assert groundjudge.judge(GROUNDED, CONTEXT, judge="quip").passed
+    """, name="test_looks")
+    pytester.makepyfile(test_plain="def test_plain():\n    assert True\n")
+    result = pytester.runpytest_subprocess(*workers, "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=3)
+    assert set(table(result.stdout.lines)) == {"test_looks.py::test_look", "test_looks.py::test_another_look"}
+    result.stdout.fnmatch_lines(["2 verdicts: none asserted"])
+    assert "0 passed, 0 failed" not in result.stdout.str()
+    plain = pytester.runpytest_subprocess(*workers, "-p", "no:cacheprovider", "test_plain.py")
+    plain.assert_outcomes(passed=1)
+    assert "groundjudge verdicts" not in plain.stdout.str() and "verdicts:" not in plain.stdout.str()
+
+
+@pytest.mark.slow
 def test_record_then_replay_with_the_server_stopped(pytester, tmp_path, monkeypatch):
     server = ScriptedLLMServer(oracle_responder).start()
     spec = llm_spec(server)

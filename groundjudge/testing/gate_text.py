@@ -80,8 +80,11 @@ def render_table(verdicts: Sequence[GateVerdict]) -> list[str]:
 
 
 def totals(verdicts: Sequence[GateVerdict]) -> str:
-    """The one-line tally under the table."""
+    """The one-line tally under the table; a session that only looked (``groundjudge.judge``) is told so, not
+    given a '0 passed, 0 failed' that reads like an empty or lost run."""
     asserted = [v for v in verdicts if v.asserted]
+    if not asserted:
+        return f"{len(verdicts)} verdicts: none asserted"
     failed = sum(not v.passed for v in asserted)
     return (f"{len(verdicts)} verdicts: {len(asserted) - failed} passed, {failed} failed"
             + (f", {len(verdicts) - len(asserted)} not asserted" if len(asserted) < len(verdicts) else ""))
