@@ -65,7 +65,8 @@ def test_a_pair_of_weight_zero_adds_nothing_to_the_loss_or_its_gradient():
     assert with_zero == pytest.approx(without) and torch.allclose(grad_with_zero, grad_without)
     weighted, grad_weighted = loss_and_grad([0, 1, 2], [1.0, 1.0, 3.0])
     assert weighted != pytest.approx(without) and not torch.allclose(grad_weighted, grad_without)
-    plain = -(targets * torch.log_softmax(layer(x), dim=-1) * classes).sum(dim=-1).mean()
+    with torch.no_grad():
+        plain = -(targets * torch.log_softmax(layer(x), dim=-1) * classes).sum(dim=-1).mean()
     assert loss_and_grad([0, 1, 2], [1.0, 1.0, 1.0])[0] == pytest.approx(float(plain))   # all 1: the old loss
 
 
@@ -107,6 +108,7 @@ def test_a_mixed_run_weights_its_sources_and_a_second_run_reads_the_teacher_from
     teacher_facts = mix["teacher"]
     assert teacher_facts["new_calls"] == sent > 0 and teacher_facts["cache_hits"] == 0
     assert teacher_facts["cost_usd"] > 0 and teacher_facts["budget_usd"] is None
+    assert teacher_facts["answers_stopped_by_budget"] == 0
     # one split over every source: no group, and no claim, on both sides
     groups = json.loads((first / "pairs" / "groups.json").read_text())
     assert not set(groups["train"]) & set(groups["dev"])

@@ -144,7 +144,8 @@ def _mix_card(cfg: TrainConfig, by_source: dict[str, tuple[list[Pair], list[Pair
         if name == "teacher":
             t = facts["teacher"]
             entry |= {"cache_hits": t["cache_hits"], "new_calls": t["calls_made"], "budget_usd": t["budget_usd"],
-                      "cost_usd": t["new_cost_usd"], "answers": t["answers"], "labelled": t["labelled"]}
+                      "cost_usd": t["new_cost_usd"], "answers": t["answers"], "labelled": t["labelled"],
+                      "answers_stopped_by_budget": t["abstained"].get("budget", 0)}
         sources[name] = entry
     return {"sources": sources, "loss": "each pair's term weighted by its source's weight: sum(w*loss)/sum(w) per "
                                         "batch; sources of weight 0 left out"}
@@ -201,8 +202,7 @@ def train_mixed(cfg: TrainConfig, docs_opts: DocumentsOptions | None = None, rep
         check_options(cfg, run_options(cfg, docs_opts))
     if not (docs_opts and docs_opts.pairs_only):
         check_base(cfg.base)
-    out.mkdir(parents=True, exist_ok=True)
-    prepared = resumed(cfg) or prepare_mixed(cfg, docs_opts, report)
+    prepared = resumed(cfg) or prepare_mixed(cfg, docs_opts, report)   # makes OUT once the inputs are read
     if docs_opts is not None and docs_opts.pairs_only:
         report(f"pairs written to {out / 'pairs'}; train on them with the same command and --resume")
         return None
