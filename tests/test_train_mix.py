@@ -82,7 +82,7 @@ def _train_pairs(out) -> list[dict]:
 
 @pytest.mark.slow
 def test_a_mixed_run_weights_its_sources_and_a_second_run_reads_the_teacher_from_the_cache(
-        tmp_path, tiny_base, llm_server):
+        tmp_path, tiny_base, llm_server, monkeypatch):
     data = write_jsonl(tmp_path / "d.jsonl", rent_rows(8))
     docs = write_documents(tmp_path / "docs", 4)
 
@@ -126,3 +126,10 @@ def test_a_mixed_run_weights_its_sources_and_a_second_run_reads_the_teacher_from
     assert again["mix"]["sources"]["synthetic"] == again["mix"]["sources"]["synthetic"] | {"weight": 0.0,
                                                                                            "train_pairs": 0}
     assert not any(p["origin"] == "synthetic" for p in _train_pairs(tmp_path / "second"))
+
+    # an empty call cache seeded from a recorded teacher run (as a committed one): the same prompts, no new call
+    monkeypatch.setenv("GROUNDJUDGE_CACHE_DIR", str(tmp_path / "empty-cache"))
+    third = run(tmp_path / "third", "--teacher-cache", str(first / "teacher"))
+    facts = third["mix"]["sources"]["teacher"]
+    assert len(llm_server.requests) == sent and facts["new_calls"] == 0 and facts["cache_hits"] == sent
+    assert facts["seeded_from"]["replies"] == sent and machine_paths(third) == []

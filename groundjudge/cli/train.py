@@ -114,6 +114,10 @@ def add_parser(verbs) -> None:
     teacher.add_argument("--teacher-budget", type=float, metavar="USD", help="most dollars the teacher may spend")
     teacher.add_argument("--teacher-sample", type=int, default=0, metavar="N",
                          help="label at most N answers (seeded sample of the train and dev groups; 0: all)")
+    teacher.add_argument("--teacher-cache", nargs="+", metavar="RUN_DIR",
+                         help="run folders (e.g. a committed teacher run) whose recorded replies are copied into the "
+                              "call cache first: a teacher call with the same model and prompt reads one instead of "
+                              "calling (hits are counted in the card; an older prompt gives none)")
     teacher.add_argument("--teacher-concurrency", type=int, default=8, metavar="N",
                          help="answers the teacher judges at once (1 for a local server with one slot)")
     from groundjudge.cli.train_documents import add_documents_options

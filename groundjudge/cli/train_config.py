@@ -19,4 +19,5 @@ def train_config(args: argparse.Namespace, **extra):
                        patience=args.patience, skip_invalid=args.skip_invalid, resume=args.resume,
                        stop_after=args.stop_after, time_limit_min=args.time_limit, quiet=args.quiet,
                        teacher=args.teacher, teacher_mode=args.teacher_mode, teacher_budget=args.teacher_budget,
-                       teacher_sample=args.teacher_sample, teacher_concurrency=args.teacher_concurrency, **extra)
+                       teacher_sample=args.teacher_sample, teacher_concurrency=args.teacher_concurrency,
+                       teacher_cache=tuple(args.teacher_cache or ()), **extra)

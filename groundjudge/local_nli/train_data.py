@@ -78,6 +78,9 @@ class TrainConfig:
     teacher_concurrency: int = 8
     """Answers the teacher judges at once (1 for a local server with one slot: its prompt cache then serves each
     answer's chain)."""
+    teacher_cache: tuple[str, ...] = ()
+    """Run folders (a committed teacher run, ``OUT/teacher`` of another student) whose recorded replies are copied
+    into the call cache before the teacher runs: a call with the same key reads one instead of calling."""
     from_documents: tuple[str, ...] = ()
     """In a mixed run: the documents whose checked pairs join the set (``--from-documents``)."""
     weights: tuple[tuple[str, float], ...] = ()
@@ -91,7 +94,7 @@ class TrainConfig:
         """The settings that decide the result: a resumed run must use the same ones (the mixed-run settings only
         when given, so that a run started before they existed resumes)."""
         skip = {"out", "resume", "stop_after", "time_limit_min", "quiet", "save_steps"}
-        skip |= {name for name in ("from_documents", "weights") if not getattr(self, name)}
+        skip |= {name for name in ("from_documents", "weights", "teacher_cache") if not getattr(self, name)}
         return {k: (_listed(v) if isinstance(v, tuple) else v) for k, v in asdict(self).items() if k not in skip}
 
 

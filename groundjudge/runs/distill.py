@@ -41,6 +41,7 @@ from groundjudge.local_nli.train_data import (
     split_examples,
 )
 from groundjudge.local_nli.train_loop import Session, run_loop
+from groundjudge.paths import portable_path
 from groundjudge.runs.chunk_option import DEFAULT_LOCAL_CHUNK
 from groundjudge.runs.execute import RunOptions, execute_to_end, write_examples
 from groundjudge.runs.records import ResultRecord, read_records
@@ -140,12 +141,30 @@ class TeacherPart:
     facts: dict[str, Any]
 
 
+def seed_teacher_cache(run_dirs: Sequence[str]) -> int:
+    """Copy the replies recorded in ``run_dirs`` into the call cache the teacher's run reads (the default one:
+    ``$GROUNDJUDGE_CACHE_DIR``); the number copied (0 without run folders)."""
+    if not run_dirs:
+        return 0
+    from groundjudge.llm import CallCache
+    from groundjudge.llm.service_options import default_cache_dir
+    from groundjudge.runs.records import find_records
+    from groundjudge.runs.replay_cache import seed_cache
+
+    for run_dir in run_dirs:
+        if not find_records(run_dir).exists():
+            raise TrainError(f"--teacher-cache {run_dir}: no records.jsonl there (give a run folder)")
+
+    return seed_cache(run_dirs, CallCache(default_cache_dir()))
+
+
 def teacher_part(cfg: TrainConfig, train: list[Example], dev: list[Example], report: Report) -> TeacherPart:
     """Have the teacher judge (a seeded sample of) the train and dev answers as a run in ``OUT/teacher`` and make
     its verdicts pairs. The run reads the call cache first: a call whose key (model, rendered prompt, schema,
     sampling) is cached is a hit, never a new call; new calls stop at ``teacher_budget`` dollars."""
     train, dev = sample_answers(train, dev, cfg.teacher_sample, cfg.seed)
     report(f"teacher {cfg.teacher!r} labels {len(train)} train and {len(dev)} dev answers")
+    seeded = seed_teacher_cache(cfg.teacher_cache)
     run = run_judge(train + dev, cfg.teacher, Path(cfg.out) / TEACHER_DIR, cfg.quiet, cfg.teacher_budget,
                     cfg.teacher_concurrency)
     records = read_records(run / "records.jsonl").results
@@ -158,6 +177,8 @@ def teacher_part(cfg: TrainConfig, train: list[Example], dev: list[Example], rep
         raise TrainError(f"the teacher gave no claim verdicts to train on (see {Path(cfg.out) / TEACHER_DIR})")
     facts = teacher_facts(records, cfg.teacher, cfg.teacher_mode, cfg.teacher_budget)
     facts["dev_ids"] = sorted(dev_ids)
+    if cfg.teacher_cache:
+        facts["seeded_from"] = {"runs": [portable_path(p) for p in cfg.teacher_cache], "replies": seeded}
     report(f"teacher: {facts['labelled']} of {facts['answers']} answers labelled, {facts['calls_made']} calls made, "
            f"{facts['cache_hits']} from the call cache, ${facts['new_cost_usd']:.4f} spent")
     return TeacherPart(train_pairs, dev_pairs, train, dev, facts)

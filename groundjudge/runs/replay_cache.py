@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from groundjudge.runs.records import find_records, read_records
+
+if TYPE_CHECKING:
+    from groundjudge.llm import CallCache
 
 
 def recorded_cache(run_dir: str | Path):
@@ -22,3 +27,17 @@ def recorded_cache(run_dir: str | Path):
                 if call.cache_key and call.raw_output is not None:
                     cache.put(call.cache_key, recorded_entry(call))
     return cache
+
+
+def seed_cache(run_dirs: Iterable[str | Path], cache: CallCache) -> int:
+    """Copy the LLM replies recorded in run folders into ``cache`` where it has none for the key; the number copied.
+
+    A later call reads one only when its key (model, rendered prompt, schema, sampling) is the recorded call's, so a
+    run made with an older prompt gives no hit: hits are counted where they happen, never assumed."""
+    copied = 0
+    for run_dir in run_dirs:
+        for key, entry in recorded_cache(run_dir).memory.items():
+            if cache.get(key) is None:
+                cache.put(key, entry)
+                copied += 1
+    return copied

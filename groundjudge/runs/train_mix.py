@@ -145,7 +145,8 @@ def _mix_card(cfg: TrainConfig, by_source: dict[str, tuple[list[Pair], list[Pair
             t = facts["teacher"]
             entry |= {"cache_hits": t["cache_hits"], "new_calls": t["calls_made"], "budget_usd": t["budget_usd"],
                       "cost_usd": t["new_cost_usd"], "answers": t["answers"], "labelled": t["labelled"],
-                      "answers_stopped_by_budget": t["abstained"].get("budget", 0)}
+                      "answers_stopped_by_budget": t["abstained"].get("budget", 0),
+                      "seeded_from": t.get("seeded_from")}
         sources[name] = entry
     return {"sources": sources, "loss": "each pair's term weighted by its source's weight: sum(w*loss)/sum(w) per "
                                         "batch; sources of weight 0 left out"}
