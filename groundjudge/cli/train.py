@@ -1,5 +1,6 @@
 """``groundjudge train``: fine-tune a cross-encoder grounding judge on labelled data, or distil an LLM judge into
-one (``--teacher SPEC``: the teacher labels the answers, the student learns its verdicts)."""
+one (``--teacher SPEC``: the teacher labels the answers, the student learns its verdicts), or train on a weighted
+mix of gold, synthetic, document and teacher pairs (:mod:`groundjudge.cli.train_mix`)."""
 
 from __future__ import annotations
 
