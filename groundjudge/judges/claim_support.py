@@ -80,6 +80,11 @@ class ClaimSupportJudge(LocalModelSettings):
         """The context's windows and the (claim, window) pairs to score."""
         raise NotImplementedError
 
+    def claim_windows_many(self, items: list[tuple[Example, list[str]]],
+                           engine: Any) -> list[tuple[list[Window], Selection]]:
+        """:meth:`claim_windows` of many answers (a judge whose selection embeds does them in one call)."""
+        return [self.claim_windows(example, claims, engine) for example, claims in items]
+
     def source(self) -> str:
         """The detector's name in claim reasons."""
         return self.name
@@ -89,14 +94,16 @@ class ClaimSupportJudge(LocalModelSettings):
         (length-sorted across the examples). Each answer's timings hold the call's counts and its own
         ``answer_pairs`` (and ``batch_examples`` when the call scored more than one answer)."""
         engine = self.engine()
+        spans_of = [hypotheses(example.answer, self.granularity) for example in examples]
+        answer_claims = [[example.answer[s:e] for s, e in spans] for example, spans in zip(examples, spans_of)]
+        found = iter(self.claim_windows_many([(ex, claims) for ex, claims in zip(examples, answer_claims) if claims],
+                                             engine))
         batch = PairBatch()
-        for example in examples:
-            spans = hypotheses(example.answer, self.granularity)
+        for spans, claims in zip(spans_of, answer_claims):
             if not spans:
                 batch.skip()
                 continue
-            claims = [example.answer[s:e] for s, e in spans]
-            wins, selection = self.claim_windows(example, claims, engine)
+            wins, selection = next(found)
             batch.add((spans, wins, selection), [wins[w].text for _, w in selection.pairs],
                       [claims[c] for c, _ in selection.pairs])
         return scored_answers(engine, examples, batch, self._answer_scored)

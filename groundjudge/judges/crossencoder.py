@@ -81,20 +81,23 @@ class CrossEncoderJudge(NLIJudge):
         ``nli`` (claims against evidence windows)."""
         if not self._card.get("input"):
             return super().score_batch(examples)
-        from groundjudge.local_nli.pairs import EvidenceIndex, claims_of, context_sentences
+        from groundjudge.local_nli.pairs import EvidenceIndex, claims_of, context_sentences, evidence_for
 
         k = int(self._card.get("evidence_k") or (1 if self._card.get("recipe") == "diff" else 2))
         indexes: dict[tuple[str, ...], EvidenceIndex] = {}
+        claims_per = [claims_of(example) for example in examples]
+        for example, claims in zip(examples, claims_per):
+            if claims and example.context not in indexes:
+                indexes[example.context] = EvidenceIndex(context_sentences(example) or [example.context_text],
+                                                         self._card.get("evidence", "tfidf"))
+        found = iter(evidence_for([(indexes[ex.context], claims) for ex, claims in zip(examples, claims_per)
+                                   if claims], k))
         batch = PairBatch()
-        for example in examples:
-            claims = claims_of(example)
+        for claims in claims_per:
             if not claims:
                 batch.skip()
                 continue
-            if example.context not in indexes:
-                indexes[example.context] = EvidenceIndex(context_sentences(example) or [example.context_text],
-                                                         self._card.get("evidence", "tfidf"))
-            mine = [indexes[example.context].evidence(claim, k) for claim in claims]
+            mine = next(found)
             batch.add((claims, mine), mine, claims)
         return scored_answers(self.engine(), examples, batch, self._card_scored)
 

@@ -13,7 +13,7 @@ from typing import ClassVar
 
 from groundjudge.judges import register
 from groundjudge.judges.claim_support import ClaimSupportJudge
-from groundjudge.judges.nli import claim_windows
+from groundjudge.judges.nli import claim_windows, claim_windows_many
 from groundjudge.local_nli.evidence import Selection
 from groundjudge.local_nli.hhem_model import DEFAULT_HHEM, HHEMModel, load_hhem_model
 from groundjudge.local_nli.segment import Window
@@ -48,6 +48,12 @@ class HHEMJudge(ClaimSupportJudge):
         """Windows fitting beside the longest claim in HHEM's prompt, and each claim's top-k (as ``nli``)."""
         return claim_windows(example.context, claims, engine, self.top_k, self.window_tokens, self.evidence,
                              self.evidence_model)
+
+    def claim_windows_many(self, items: list[tuple[Example, list[str]]],
+                           engine: HHEMModel) -> list[tuple[list[Window], Selection]]:
+        """:meth:`claim_windows` of many answers, their claims and windows embedded in one call (as ``nli``)."""
+        return claim_windows_many([(example.context, claims) for example, claims in items], engine, self.top_k,
+                                  self.window_tokens, self.evidence, self.evidence_model)
 
     def source(self) -> str:
         """The detector's name in claim reasons."""

@@ -23,7 +23,7 @@ from groundjudge.judges.pair_batch import PairBatch, scored_answers
 from groundjudge.judges.scoring import Scored, judge_locally
 from groundjudge.judges.span import find_span, locate
 from groundjudge.local_nli.embedder import spec_for
-from groundjudge.local_nli.evidence import EvidenceMethod, Selection, select_evidence
+from groundjudge.local_nli.evidence import EvidenceMethod, Selection, select_evidence_many
 from groundjudge.local_nli.model import DEFAULT_EMBEDDER
 from groundjudge.local_nli.nli_model import CONTRADICTION, ENTAILMENT, NLIModel, load_nli_model
 from groundjudge.local_nli.segment import Window, claims_of, window_budget, windows
@@ -81,11 +81,24 @@ def claim_windows(context: tuple[str, ...], claims: list[str], engine: Any, top_
     pair) and ``token_length(text)``: the NLI model, HHEM, MiniCheck. The evidence embedder runs where the
     scorer runs (its ``placement``: the judge's device, and its dtype, ``auto`` when the judge said ``auto``).
     """
-    longest = max(engine.token_length(c) for c in claims)
-    budget = window_budget(engine.max_length, longest, engine.special_tokens, window_tokens)
-    wins = windows(context, budget, engine.token_length)
+    return claim_windows_many([(context, claims)], engine, top_k, window_tokens, evidence, evidence_model)[0]
+
+
+def claim_windows_many(items: Sequence[tuple[tuple[str, ...], list[str]]], engine: Any, top_k: int,
+                       window_tokens: int | None, evidence: EvidenceMethod,
+                       evidence_model: str) -> list[tuple[list[Window], Selection]]:
+    """:func:`claim_windows` of many answers' (context, claims) at once: with ``evidence=embedding`` every claim
+    and window of all of them goes through the embedder in one call (see
+    :func:`~groundjudge.local_nli.evidence.select_evidence_many`)."""
+    wins_of = []
+    for context, claims in items:
+        longest = max(engine.token_length(c) for c in claims)
+        budget = window_budget(engine.max_length, longest, engine.special_tokens, window_tokens)
+        wins_of.append(windows(context, budget, engine.token_length))
     embedder = spec_for(evidence_model, getattr(engine, "placement", None))
-    return wins, select_evidence(claims, [w.text for w in wins], top_k, evidence, embedder)
+    selections = select_evidence_many([(claims, [w.text for w in wins]) for (_, claims), wins in zip(items, wins_of)],
+                                      top_k, evidence, embedder)
+    return list(zip(wins_of, selections))
 
 
 @register
@@ -157,14 +170,17 @@ class NLIJudge(LocalModelSettings):
         call's counts (``pairs_scored``: every pair of the call; ``batch_examples``: its answers, when more than
         one) and its own ``answer_pairs``."""
         engine = self.engine()
+        spans_of = [claims_of(example.answer) for example in examples]
+        claims_of_answer = [[example.answer[s:e] for s, e in spans] for example, spans in zip(examples, spans_of)]
+        found = iter(claim_windows_many([(ex.context, claims) for ex, claims in zip(examples, claims_of_answer)
+                                         if claims], engine, self.top_k, self.window_tokens, self.evidence,
+                                        self.evidence_model))
         batch = PairBatch()
-        for example in examples:
-            spans = claims_of(example.answer)
+        for spans, claims in zip(spans_of, claims_of_answer):
             if not spans:
                 batch.skip()
                 continue
-            claims = [example.answer[s:e] for s, e in spans]
-            wins, selection = self.evidence_windows(example, claims, engine)
+            wins, selection = next(found)
             batch.add((spans, claims, wins, selection), [wins[w].text for _, w in selection.pairs],
                       [claims[c] for c, _ in selection.pairs])
         return scored_answers(engine, examples, batch, self._answer_scored)

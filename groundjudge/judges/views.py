@@ -16,7 +16,7 @@ from typing import Any, ClassVar, Literal
 
 from groundjudge.judges import register
 from groundjudge.judges.local_settings import check_placement
-from groundjudge.judges.nli import DEFAULT_NLI_MODEL, claim_windows
+from groundjudge.judges.nli import DEFAULT_NLI_MODEL, claim_windows_many
 from groundjudge.judges.scoring import Scored, judge_locally
 from groundjudge.local_nli.devices import Device, DType
 from groundjudge.local_nli.evidence import EvidenceMethod
@@ -74,24 +74,28 @@ class ViewsJudge:
                                                          int8=self.int8, backend=self.backend))
                 for name in names]
 
-    def _evidence(self, example: Example, claims: list[str], primary: Any) -> list[list[str]]:
-        """Each claim's top-k evidence windows of the example's context (windows fitting beside its longest claim,
-        chosen as ``nli`` chooses them)."""
-        wins, selection = claim_windows(example.context, claims, primary, self.top_k, self.window_tokens,
-                                        self.evidence, self.evidence_model)
-        return [[wins[selection.pairs[row][1]].text for row in selection.rows_of(c)] for c in range(len(claims))]
+    def _evidence(self, items: list[tuple[Example, list[str]]], primary: Any) -> list[list[list[str]]]:
+        """Per answer, each claim's top-k evidence windows of its context (windows fitting beside its longest claim,
+        chosen as ``nli`` chooses them; every answer's claims and windows embedded in one call)."""
+        found = claim_windows_many([(example.context, claims) for example, claims in items], primary, self.top_k,
+                                   self.window_tokens, self.evidence, self.evidence_model)
+        return [[[wins[selection.pairs[row][1]].text for row in selection.rows_of(c)] for c in range(len(claims))]
+                for (_, claims), (wins, selection) in zip(items, found)]
 
     def score_batch(self, examples: Sequence[Example]) -> list[Scored]:
         """:meth:`score` of every example: the claims of all of them voted on by each view in one call per view."""
         engines = self._engines()
+        spans_of = [claims_of(example.answer) for example in examples]
+        items = [(example, [example.answer[s:e] for s, e in spans]) for example, spans in zip(examples, spans_of)
+                 if spans]
+        found = iter(self._evidence(items, engines[0][1]))
         plans, claims_in, evidence_in, questions = [], [], [], []
-        for example in examples:
-            spans = claims_of(example.answer)
+        for example, spans in zip(examples, spans_of):
             if not spans:
                 plans.append(None)
                 continue
             claims = [example.answer[s:e] for s, e in spans]
-            evidence = self._evidence(example, claims, engines[0][1])
+            evidence = next(found)
             plans.append((spans, claims, evidence, len(claims_in)))
             claims_in += claims
             evidence_in += evidence

@@ -92,12 +92,16 @@ def similarity(claims: Sequence[str], windows: Sequence[str], method: EvidenceMe
 def top_k_windows(claims: Sequence[str], windows: Sequence[str], k: int, method: EvidenceMethod = "tfidf",
                   model: Embedder = DEFAULT_EMBEDDER) -> list[list[int]]:
     """For each claim, the indices of its k most similar windows, best first (ties: earlier first)."""
+    return _top_k(len(claims), len(windows), k, lambda: similarity(claims, windows, method, model))
+
+
+def _top_k(claims: int, windows: int, k: int, scores: Callable[[], np.ndarray]) -> list[list[int]]:
+    """Each claim's k best windows by ``scores()`` (claims x windows; asked only when there is a choice)."""
     if not windows or k <= 0:
-        return [[] for _ in claims]
-    if len(windows) <= k:
-        return [list(range(len(windows))) for _ in claims]
-    scores = similarity(claims, windows, method, model)
-    return [[int(i) for i in np.argsort(-row, kind="stable")[:k]] for row in scores]
+        return [[] for _ in range(claims)]
+    if windows <= k:
+        return [list(range(windows)) for _ in range(claims)]
+    return [[int(i) for i in np.argsort(-row, kind="stable")[:k]] for row in scores()]
 
 
 @dataclass(frozen=True)
@@ -122,6 +126,29 @@ class Selection:
 def select_evidence(claims: Sequence[str], windows: Sequence[str], k: int, method: EvidenceMethod = "tfidf",
                     model: Embedder = DEFAULT_EMBEDDER) -> Selection:
     """The top-k windows of every claim as one flat list of pairs (to score in one batched call)."""
-    chosen = top_k_windows(claims, windows, k, method, model)
-    pairs = tuple((c, w) for c, picks in enumerate(chosen) for w in picks)
-    return Selection(pairs=pairs, pairs_all=len(claims) * len(windows))
+    return _selection(top_k_windows(claims, windows, k, method, model), len(claims), len(windows))
+
+
+def _selection(chosen: list[list[int]], claims: int, windows: int) -> Selection:
+    """Each claim's chosen windows as one flat list of (claim, window) pairs."""
+    return Selection(pairs=tuple((c, w) for c, picks in enumerate(chosen) for w in picks), pairs_all=claims * windows)
+
+
+def select_evidence_many(items: Sequence[tuple[Sequence[str], Sequence[str]]], k: int,
+                         method: EvidenceMethod = "tfidf", model: Embedder = DEFAULT_EMBEDDER) -> list[Selection]:
+    """:func:`select_evidence` of many answers' (claims, windows) at once: with ``method='embedding'`` every claim
+    and window of every answer is embedded in one embedder call (length-sorted batches, each distinct text once)
+    instead of two calls per answer."""
+    if method != "embedding":
+        return [select_evidence(claims, windows, k, method, model) for claims, windows in items]
+    texts = [text for claims, windows in items if len(windows) > k > 0 for text in (*claims, *windows)]
+    vectors = embed(texts, model) if texts else None
+    out, offset = [], 0
+    for claims, windows in items:
+        def scores(at: int = offset, n: int = len(claims), m: int = len(windows)) -> np.ndarray:
+            return vectors[at:at + n] @ vectors[at + n:at + n + m].T
+
+        out.append(_selection(_top_k(len(claims), len(windows), k, scores), len(claims), len(windows)))
+        if len(windows) > k > 0:
+            offset += len(claims) + len(windows)
+    return out
