@@ -81,7 +81,8 @@ class CrossEncoderJudge(NLIJudge):
         ``nli`` (claims against evidence windows)."""
         if not self._card.get("input"):
             return super().score_batch(examples)
-        from groundjudge.local_nli.pairs import EvidenceIndex, claims_of, context_sentences, evidence_for
+        from groundjudge.local_nli.evidence_index import EvidenceIndex, evidence_for
+        from groundjudge.local_nli.pairs import claims_of, context_sentences
 
         k = int(self._card.get("evidence_k") or (1 if self._card.get("recipe") == "diff" else 2))
         indexes: dict[tuple[str, ...], EvidenceIndex] = {}
