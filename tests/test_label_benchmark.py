@@ -401,6 +401,11 @@ def test_the_draw_writes_the_readers_readme_with_the_taxonomy_s_types_and_ruling
         count = len(_jsonl(tmp_path / "one" / f"blind_{part}.jsonl"))
         assert f"| labeller {part} | `blind_{part}.jsonl` ({count} items) | `labels_{part}.jsonl`" in readme
     assert f"look like `{header.sample}-123`" in readme and "README.md" in capsys.readouterr().out
+    for part, other in (("A", "B"), ("B", "A")):
+        own = (tmp_path / "one" / f"README_{part}.md").read_text(encoding="utf-8")
+        assert f"`blind_{part}.jsonl`" in own and f"`labels_{part}.jsonl`" in own
+        assert f"blind_{other}" not in own and f"labels_{other}" not in own, own
+        assert f'`"{other}"`' not in own and "A changed party is a Misattribution when" in own
 
 
 def test_exclude_data_takes_one_old_build_per_key(bench, tmp_path, capsys):

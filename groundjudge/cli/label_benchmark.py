@@ -6,7 +6,9 @@ documents, answer; nothing else) and the hidden key (``key.jsonl``, or ``--key F
 ``--exclude KEY`` leaves out every row of an earlier sample, for a fresh one after the generator was fixed
 (``--exclude-data FILE``, repeatable: also the rows with the text of such a row in the build it was drawn from).
 It also writes the readers' instructions, ``DIR/README.md``: the six types, their definitions and the rulings for
-where two seem to fit, from the taxonomy file the error-types judge uses.
+where two seem to fit, from the taxonomy file the error-types judge uses; and, when there are two parts, one copy
+per reader (``README_A.md``, ``README_B.md``) that names only that reader's own blind and labels files, so
+neither reader is pointed at the other's labels.
 ``measure KEY --labels A=FILE [--labels B=FILE]`` gives every rule's and type's precision with 95% intervals,
 weighted to the whole file, and the agreement between the labellers (docs/labelling.md, "Checking a benchmark").
 """
@@ -101,10 +103,18 @@ def cmd_draw(args: argparse.Namespace) -> int:
     if problems:
         raise UsageError(f"a blind file gives away its key ({len(problems)} problem(s)): {problems[0]}")
     counts = {part: sum(part in drawn.pi[unit.row_id] for unit in drawn.units) for part in header.parts}
-    paths["readme"].write_text(readers_readme(header.sample, {part: (paths[part].name, counts[part])
-                                                              for part in header.parts}), encoding="utf-8")
+    files = {part: (paths[part].name, counts[part]) for part in header.parts}
+    paths["readme"].write_text(readers_readme(header.sample, files), encoding="utf-8")
+    if len(files) > 1:
+        for part, named in files.items():
+            reader_readme(out, part).write_text(readers_readme(header.sample, {part: named}), encoding="utf-8")
     _print_draw(header, drawn, paths)
     return 0
+
+
+def reader_readme(out: Path, part: str) -> Path:
+    """Where ``draw`` writes the README for one reader only (its own files named, the other reader's not)."""
+    return out / f"README_{part}.md"
 
 
 def _excluded_rows(keys: list[str] | None) -> dict[str, set[str]]:
@@ -169,7 +179,10 @@ def _print_draw(header: KeyHeader, drawn, paths) -> None:
         console.print(Text(f"part {part}: {paths[part]} ({sum(kinds.values())} items: "
                            + ", ".join(f"{count} {kind}s" for kind, count in kinds.items()) + ")"), soft_wrap=True)
     strata = len({unit.stratum for unit in drawn.units})
-    console.print(Text(f"readers' README: {paths['readme']}"), soft_wrap=True)
+    console.print(Text(f"readers' README: {paths['readme']}"
+                       + (", one per reader: " + ", ".join(reader_readme(paths['readme'].parent, part).name
+                                                           for part in header.parts)
+                          if len(header.parts) > 1 else "")), soft_wrap=True)
     console.print(Text(f"key: {paths['key']} (sample {header.sample}, {strata} strata drawn from; keep it from the "
                        "readers)"), soft_wrap=True)
 
