@@ -121,6 +121,60 @@ def test_the_check_picks_bfloat16_for_a_model_that_agrees_and_is_cached(cache, t
     assert any("agrees with float32 on 100.0% of 300 -> bfloat16" in line for line in auto_summary())
 
 
+_OTHER_PROCESS = """
+import sys
+from pathlib import Path
+from groundjudge.local_nli import backend_check
+from groundjudge.local_nli.devices import Placement
+
+def verdicts(dtype):   # a check run here would leave this mark
+    Path(sys.argv[1]).write_text("measured here")
+    return ["entailment"] * 3
+
+Path(sys.argv[1] + ".started").write_text("")
+record, cached = backend_check.measured("no-such-model", "nli-argmax:[]", Placement("cpu", "bfloat16"), verdicts)
+print(cached, record.agreement, record.seconds)
+"""
+
+
+def test_a_second_process_waits_for_the_check_another_runs_and_reads_its_record(tmp_path, monkeypatch):
+    """Two processes resolving dtype=auto for one model at once (Ray actors, service workers): the one that starts
+    second blocks on the check's file lock, then reads the first one's record instead of measuring again."""
+    import os
+    import subprocess
+    import time
+    from pathlib import Path
+
+    monkeypatch.setenv(backend_cache.ENV_CACHE, str(tmp_path / "backend"))
+    probe = backend_cache.CheckRecord(
+        model=backend_cache.model_identity("no-such-model"), rule="nli-argmax:[]", device="cpu",
+        machine=backend_cache.machine_identity("cpu"), torch=torch.__version__, dtype="bfloat16",
+        check_set=check_set().digest, pairs=0, agreement=0.0, seconds=0.0, measured_at="")
+    key, mark = backend_cache.record_key(probe), tmp_path / "mark"
+    with backend_cache.locked(key) as held:   # this process is "checking" the model
+        assert held
+        other = subprocess.Popen([sys.executable, "-c", _OTHER_PROCESS, str(mark)], stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True, env=dict(os.environ))
+        started = Path(f"{mark}.started")
+        for _ in range(300):   # bounded: up to 60 s for the other process to import groundjudge and get here
+            if started.exists() or other.poll() is not None:
+                break
+            time.sleep(0.2)
+        time.sleep(1.0)   # past the cache read, at the lock
+        assert other.poll() is None and not mark.exists()   # waiting, not measuring
+        backend_cache.write(probe.model_copy(update={"pairs": 300, "agreement": 0.997, "seconds": 12.5,
+                                                     "measured_at": "2026-11-28T00:00:00+00:00"}))
+    out, err = other.communicate(timeout=60)
+    assert other.returncode == 0, err
+    assert out.split() == ["True", "0.997", "12.5"] and not mark.exists()   # read the record, ran no check
+    # with nobody holding the lock and no record, the other process measures (the mark shows it)
+    for file in (tmp_path / "backend").glob("*.json"):
+        file.unlink()
+    done = subprocess.run([sys.executable, "-c", _OTHER_PROCESS, str(mark)], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0 and done.stdout.split()[:2] == ["False", "1.0"] and mark.exists(), done.stderr
+
+
 def test_a_failed_check_falls_back_to_float32_with_one_warning(cache, tmp_path, monkeypatch, caplog):
     path = tiny_model(tmp_path / "m", weight_scale=20.0)
     monkeypatch.setenv(backend_check.ENV_MIN_AGREEMENT, "1.001")   # a bar no measurement reaches: a real failure

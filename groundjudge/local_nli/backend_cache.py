@@ -5,15 +5,23 @@ else ``~/.cache/groundjudge/backend``), named by a hash of what the outcome depe
 path and the names, sizes and modification times of its files), how verdicts are read from it, the device
 (on CPU its feature flags, on CUDA the GPU's name), the torch version, the precision checked and the check
 set. Any of them changing is a new key, so a new check. The measurement is kept, not the decision: the bar
-(``GROUNDJUDGE_AUTO_MIN_AGREEMENT``) is applied each time it is read.
+(``GROUNDJUDGE_AUTO_MIN_AGREEMENT``) is applied each time it is read. Processes that start on the same model at
+once (Ray actors, a service's workers) take a file lock per key (:func:`locked`), so one measures and the others
+wait and read its record.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import logging
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
+
+from filelock import FileLock
+from filelock import Timeout as LockTimeout
 
 from pydantic import BaseModel, ValidationError
 
@@ -21,6 +29,11 @@ from groundjudge.local_nli import precision
 
 ENV_CACHE = "GROUNDJUDGE_BACKEND_CACHE"
 """The environment variable naming the cache folder (tests point it at a temporary one)."""
+LOCK_WAIT_S = 900.0
+"""How long a process waits for another's check of the same key before it runs its own (a check takes seconds
+to a few minutes)."""
+
+log = logging.getLogger(__name__)
 
 
 class CheckRecord(BaseModel):
@@ -104,6 +117,29 @@ def write(record: CheckRecord) -> Path | None:
         return target
     except OSError:
         return None
+
+
+@contextlib.contextmanager
+def locked(key: str, wait_s: float = LOCK_WAIT_S) -> Iterator[bool]:
+    """Hold the cross-process lock of one check (``KEY.lock`` beside its record) while inside; yields whether the
+    lock is held. Where the folder cannot be written, or another process holds the lock past ``wait_s``, it goes
+    on unlocked (the check then may run twice, which costs time, not correctness: records are written atomically)."""
+    folder = cache_dir()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        lock = FileLock(str(folder / f"{key}.lock"), timeout=wait_s)
+        lock.acquire()
+    except LockTimeout:
+        log.warning("dtype=auto: another process held the check of %s for %.0f s; checking here too", key, wait_s)
+        yield False
+        return
+    except OSError:
+        yield False
+        return
+    try:
+        yield True
+    finally:
+        lock.release()
 
 
 def entries() -> list[CheckRecord]:

@@ -107,10 +107,14 @@ def measured(model: str, rule: str, where: Placement, verdicts_at: Verdicts) -> 
         record = backend_cache.read(key)
         cached = record is not None
         if record is None:
-            log.info("dtype=auto: checking %s in %s against float32 on %d pairs (once per machine and model)",
-                     model, where.dtype, len(check_set()))
-            record = measure(probe, verdicts_at)
-            backend_cache.write(record)
+            with backend_cache.locked(key):   # another process checking the same model: wait, then read its record
+                record = backend_cache.read(key)
+                cached = record is not None
+                if record is None:
+                    log.info("dtype=auto: checking %s in %s against float32 on %d pairs (once per machine and "
+                             "model)", model, where.dtype, len(check_set()))
+                    record = measure(probe, verdicts_at)
+                    backend_cache.write(record)
         _MEMO[key] = record
         return record, cached
 
