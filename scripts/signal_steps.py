@@ -30,6 +30,11 @@ script checks that none of its documents is in the card's train or dev split (it
 hash). MNLI-mismatched and SNLI (``nli_unseen``) were never trained on; the same 40% part is used.
 
     GROUNDJUDGE_THREADS=1 python scripts/signal_steps.py [--model models/gj-minilm] [--limit N] [--seed 0]
+
+A model folder with no groundjudge card (an NLI model trained on none of the sets, e.g. a base made by
+``scripts/make_bench_nli_model.py --sets mnli_matched``) is scored as a judge by its entailment probability, with
+``--run-dev-fraction 0.6`` naming the held-out part (the same answers as the trained judges) and the card input's
+embedding evidence; there is no trained split to check, so the caller vouches that none of the sets trained it.
 """
 
 from __future__ import annotations
@@ -569,6 +574,21 @@ def real_scorers(model: str, indexes: Indexes) -> dict[str, object]:
             "cosine (untrained)": Cosine(embed)}
 
 
+def load_card(card_file: Path, run_dev_fraction: float | None) -> dict:
+    """The model's groundjudge card; for a folder with none (an NLI model trained on none of the sets), a stand-in
+    that names only the held-out split (``run_dev_fraction``) and the card input's embedding evidence, with no data
+    (no trained groups to check). ValueError when the card is missing and no fraction is given, or both are."""
+    if card_file.is_file():
+        if run_dev_fraction is not None:
+            raise ValueError("--run-dev-fraction is only for a model with no groundjudge_card.json; "
+                             "this one's card names its own")
+        return json.loads(card_file.read_text(encoding="utf-8"))
+    if run_dev_fraction is None or not 0 < run_dev_fraction < 1:
+        raise ValueError("no groundjudge_card.json: give --run-dev-fraction F (0 < F < 1; 0.6 as the trained "
+                         "judges) to score a model trained on none of these sets")
+    return {"split": {"run_dev_fraction": run_dev_fraction}, "evidence": "embedding", "data": []}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Score every step on every set, write the JSON and the markdown table."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -579,18 +599,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--sets", default=",".join(SET_FILES), help="comma-separated: " + ", ".join(SET_FILES))
     parser.add_argument("--out", default="results/models/signal_steps.json")
     parser.add_argument("--table", default="results/models/signal_steps.md")
+    parser.add_argument("--run-dev-fraction", type=float, metavar="F",
+                        help="only for a model folder with no groundjudge card (an NLI model trained on none of "
+                             "these sets, e.g. from scripts/make_bench_nli_model.py --sets mnli_matched): score the "
+                             "part `groundjudge run --dev-fraction F` leaves for test, with the card input's "
+                             "embedding evidence (0.6: the same answers as the trained judges)")
     args = parser.parse_args(argv)
     chosen = [s.strip() for s in args.sets.split(",") if s.strip()]
     if unknown := [s for s in chosen if s not in SET_FILES]:
         parser.error(f"--sets: unknown {', '.join(unknown)}; known: {', '.join(SET_FILES)}")
     model_dir = Path(args.model) if Path(args.model).is_absolute() else ROOT / args.model
     card_file = model_dir / "groundjudge_card.json"
-    if not (model_dir / "config.json").is_file() or not card_file.is_file():
-        parser.error(f"--model: {args.model} is not a model folder written by groundjudge train "
-                     "(bash scripts/train_local_judge.sh rebuilds models/gj-minilm)")
-    card = json.loads(card_file.read_text(encoding="utf-8"))
+    if not (model_dir / "config.json").is_file():
+        parser.error(f"--model: {args.model} is not a model folder (no config.json; "
+                     "bash scripts/train_local_judge.sh rebuilds models/gj-minilm)")
+    try:
+        card = load_card(card_file, args.run_dev_fraction)
+    except ValueError as err:
+        parser.error(f"--model: {args.model}: {err}")
     started = time.perf_counter()
-    seen, same_split = trained_groups(card)
+    seen, same_split = trained_groups(card) if card["data"] else (set(), None)
     indexes = Indexes(card.get("evidence", "tfidf"))
     scorers = real_scorers(str(model_dir), indexes)
     taus = {next(iter(scorers)): float(card["tau"])} if card.get("tau") is not None else {}
@@ -620,7 +648,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "command": "GROUNDJUDGE_THREADS={} python scripts/signal_steps.py {}".format(
             os.environ.get("GROUNDJUDGE_THREADS", ""), " ".join(argv if argv is not None else sys.argv[1:])).strip(),
-        "model": {"path": args.model, "base": card.get("base"), "trained": card.get("date"),
+        "model": {"path": args.model, "card": card_file.is_file(), "base": card.get("base"),
+                  "trained": card.get("date"),
                   "data": [d["file"] for d in card["data"]], "nli_mix": card.get("nli_mix"),
                   "run_dev_fraction": card["split"]["run_dev_fraction"],
                   "train_split_matches_card": same_split, "tau": card.get("tau")},

@@ -205,3 +205,16 @@ def test_set_rows_give_the_fixed_tau_to_the_named_scorer_and_not_to_the_aggregat
     rows = S.set_rows(data, scores, seed=0, n_boot=20, taus={"m": 0.5})
     with_tau = {(r["scorer"], r["step"]) for r in rows if "balanced_accuracy_at_tau" in r}
     assert with_tau == {("m", "c"), ("m", "d_min"), ("m", "d_mean")}
+
+
+def test_a_model_without_a_card_needs_the_held_out_fraction(tmp_path):
+    card_file = tmp_path / "groundjudge_card.json"
+    with pytest.raises(ValueError, match="give --run-dev-fraction F"):
+        S.load_card(card_file, None)
+    with pytest.raises(ValueError, match="--run-dev-fraction F"):
+        S.load_card(card_file, 1.5)
+    assert S.load_card(card_file, 0.6) == {"split": {"run_dev_fraction": 0.6}, "evidence": "embedding", "data": []}
+    card_file.write_text('{"split": {"run_dev_fraction": 0.6}, "data": [{"file": "x.json"}]}', encoding="utf-8")
+    assert S.load_card(card_file, None)["data"] == [{"file": "x.json"}]
+    with pytest.raises(ValueError, match="only for a model with no groundjudge_card.json"):
+        S.load_card(card_file, 0.6)
