@@ -9,7 +9,7 @@ import random
 import re
 from collections.abc import Sequence
 
-from groundjudge.perturb.guards import institution_rule, party_rule
+from groundjudge.perturb.guards import institution_rule, party_rule, section_attributed
 from groundjudge.perturb.lexicon import INSTITUTION_HEADS, ROLE_FAMILIES
 from groundjudge.perturb.spans import finditer_words, keep_case, replace, sentence_at
 from groundjudge.perturb.types import Candidate
@@ -178,8 +178,9 @@ def party_candidates(answer: str, context: Sequence[str], rng: random.Random) ->
 
 
 def section_candidates(answer: str, context: Sequence[str], rng: random.Random) -> list[Candidate]:
-    """A section, article or clause reference pointed at another one: another reference of the same kind in the
-    answer or the document, or another subsection the document marks."""
+    """A section, article or clause reference the answer says holds or states the rule ("under section 9",
+    "section 9 provides") pointed at another one: another reference of the same kind in the answer or the
+    document, or another subsection the document marks. A pointer to where something is found is left alone."""
     document = "\n".join(context)
     refs: dict[str, set[str]] = {}
     for match in _REF.finditer(answer + "\n" + document):
@@ -197,7 +198,7 @@ def section_candidates(answer: str, context: Sequence[str], rng: random.Random) 
             stem = ref[:ref.rindex("(")]
             options |= {f"{stem}({m})" for m in same_kind}
         options = sorted(options)
-        if options:
+        if options and section_attributed(answer, match.start(), match.end("subs")):
             out.append(replace(answer, match.start("num"), match.end("subs"), rng.choice(options),
                                "misattribution.section"))
     return [c for c in out if c is not None]

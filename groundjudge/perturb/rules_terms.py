@@ -9,7 +9,8 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 
-from groundjudge.perturb.guards import comparison_rule, form_rule, order_rule, swap_blocked, trigger_rule
+from groundjudge.perturb.guards import (comparison_rule, form_rule, order_rule, scope_rule, swap_blocked,
+                                       trigger_rule)
 from groundjudge.perturb.lexicon import (CONTEXTUAL, EXCEPTION_WORDS, PROCEDURAL, QUALIFIERS, REASONING,
                                          TERMINOLOGICAL, Swap)
 from groundjudge.perturb.rules_parties import institution_candidates
@@ -42,10 +43,11 @@ TYPE_PREFIX: dict[str, str] = {"factual": "factual.", "contextual": "contextual.
                                "terminological": "terms."}
 """The rule-name prefix of each type slug: a rule that can make more than one type names the one it made."""
 RETYPED: dict[str, object] = {"procedure.order": order_rule, "procedure.notice_form": form_rule,
-                               "procedure.trigger": trigger_rule, "reasoning.comparison": comparison_rule}
+                               "procedure.trigger": trigger_rule, "reasoning.comparison": comparison_rule,
+                               "terms.scope": scope_rule}
 """Swap rules whose type depends on what surrounds the swapped words: rule -> the function that names the rule (and
 so the type) of one place (``guards``; the taxonomy's rulings)."""
-VERB_WINDOW = 6
+VERB_WINDOW = 8
 """A consequence's verb is looked for in its first this many words (further on it is a clause inside it)."""
 
 
@@ -113,15 +115,17 @@ def typed(slug: str, candidates: list[Candidate]) -> list[Candidate]:
 
 
 def terminological_candidates(answer: str, context: Sequence[str], rng: random.Random) -> list[Candidate]:
-    """A modal or term of art swapped for its neighbour in the legal lexicon (shall/may, void/voidable, ...)."""
-    return swap_candidates(answer, TERMINOLOGICAL)
+    """A modal or term of art swapped for its neighbour in the legal lexicon (shall/may, void/voidable, ...); not
+    express/implied before a step noun (the form of consent: Procedural)."""
+    return typed("terminological", swap_candidates(answer, TERMINOLOGICAL))
 
 
 def procedural_candidates(answer: str, context: Sequence[str], rng: random.Random) -> list[Candidate]:
-    """A step, order, trigger, forum, form of notice or the body to file with swapped (in writing/orally,
-    before/after, arbitration/..., the Revenue Agency/the Tax Tribunal, the earlier of/the later of)."""
+    """A step, deadline mechanics, trigger, forum, form of notice or consent or the body to file with swapped (in
+    writing/orally, no later/earlier than, arbitration/..., express/implied permission, the Revenue Agency/the Tax
+    Tribunal, the earlier of/the later of)."""
     return typed("procedural", swap_candidates(answer, PROCEDURAL) + institution_candidates(answer, context, rng)
-                 + swap_candidates(answer, REASONING))
+                 + swap_candidates(answer, REASONING) + swap_candidates(answer, TERMINOLOGICAL))
 
 
 def _clause_end(answer: str, start: int, sentence_end: int) -> int:
@@ -162,10 +166,12 @@ def exception_candidates(answer: str) -> list[Candidate]:
 def _exception_blocked(answer: str, start: int, end: int) -> bool:
     """Whether dropping ``answer[start:end]`` leaves no error or a broken sentence: a lead-in or a list ("subject
     to the following conditions:"), the complement of a verb ("is not subject to ...", "shall be subject to ..."),
-    or a whole sentence."""
+    a whole sentence, or the answer's unpunctuated end (an excerpt that stops there reads as complete)."""
     dropped = answer[start:end]
     if ":" in dropped or ";" in dropped:
         return True
+    if not answer[end:].strip():
+        return True     # the answer ends with it, unpunctuated: the variant ends where an excerpt could (round 3)
     if re.search(r"\b(?:is|are|was|were|be|been|being|not|remain|remains)\s*$", answer[:start], re.IGNORECASE):
         return True
     s, e = sentence_at(answer, start)
@@ -238,8 +244,8 @@ def negate(text: str) -> tuple[int, int, str] | None:
     if low == "need not":
         return found.start(), found.end(), keep_case(word, "must")
     if low.endswith(" not") or low.endswith("n't"):
-        if low.split()[0].rstrip("n't") in ("do", "does", "did") or low.startswith(("do", "did")):
-            return None
+        if low.startswith(("do", "did")):
+            return _undo_support(text, found)
         if low.endswith("n't"):
             return found.start(), found.end(), word[:-3]
         return found.start() + len(word) - 4, found.end(), ""
@@ -252,6 +258,32 @@ def negate(text: str) -> tuple[int, int, str] | None:
     if low == "can" and at == found.end():
         return found.start(), found.end(), keep_case(word, "cannot")
     return at, at, " not"
+
+
+def _third_person(verb: str) -> str | None:
+    """The third person singular of a regular base verb ("help" -> "helps", "apply" -> "applies"); None for "be"."""
+    low = verb.lower()
+    if low == "be" or not low.isalpha():
+        return None
+    if low == "have":
+        return keep_case(verb, "has")
+    if re.search(r"[^aeiou]y$", low):
+        return verb[:-1] + "ies"
+    return verb + ("es" if re.search(r"(?:s|sh|ch|x|z|o)$", low) else "s")
+
+
+def _undo_support(text: str, found: re.Match) -> tuple[int, int, str] | None:
+    """"does not help" -> "helps", "do not need" -> "need": a negation with "do" removed (the verb inflected);
+    None for "did not" (the past tense of an irregular verb cannot be made by rule) or no verb after it."""
+    low = found.group().lower()
+    verb = re.match(r"\s+([a-z]+)\b", text[found.end():])
+    if low.startswith("did") or verb is None or verb.group(1) in _AUX + ("not", "be", "to"):
+        return None
+    base = verb.group(1)
+    new = _third_person(base) if low.startswith("does") else base
+    if new is None:
+        return None
+    return found.start(), found.end() + verb.end(), keep_case(found.group().split()[0], new)
 
 
 def consequence(answer: str, start: int, end: int) -> tuple[int, int] | None:
