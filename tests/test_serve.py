@@ -376,7 +376,7 @@ def test_judges_without_a_batch_path_are_judged_on_their_own(llm_server):
     from groundjudge.judges.config import JudgeConfig
     from groundjudge.llm.service_options import LLMOptions
     from groundjudge.runs.local_chunks import batch_scorer as batch_path
-    from groundjudge.serve.batching import BatchSettings
+    from groundjudge.runs.micro_batches import BatchSettings
     from groundjudge.serve.loading import load_judges
 
     judges = load_judges([llm_spec(llm_server), "quip", "span"], LLMOptions(no_cache=True), BatchSettings())
@@ -394,7 +394,7 @@ class PathedQuip(QuipJudge):
 
 
 def test_the_batcher_gathers_concurrent_requests_into_one_call():
-    from groundjudge.serve.batching import BatchSettings, MicroBatcher
+    from groundjudge.runs.micro_batches import BatchSettings, MicroBatcher
 
     judge = PathedQuip()
     calls = []
@@ -419,7 +419,7 @@ def test_the_batcher_gathers_concurrent_requests_into_one_call():
 
 
 def test_a_failing_batch_answers_every_request_with_an_abstention():
-    from groundjudge.serve.batching import MicroBatcher
+    from groundjudge.runs.micro_batches import MicroBatcher
 
     def broken(examples):
         raise RuntimeError("model fell over")

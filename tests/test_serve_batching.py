@@ -14,7 +14,7 @@ import pytest
 
 from groundjudge.judges.quip import QuipJudge
 from groundjudge.runs.local_chunks import batch_scorer
-from groundjudge.serve.batching import BatchSettings, MicroBatcher
+from groundjudge.runs.micro_batches import BatchSettings, MicroBatcher
 from groundjudge.types import Example
 
 CONTEXT = ("Residential Tenancies Act, Section 12. A landlord must return the security deposit within 30 days "

@@ -62,7 +62,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         import uvicorn
 
         from groundjudge.serve.app import create_app
-        from groundjudge.serve.batching import BatchSettings
+        from groundjudge.runs.micro_batches import BatchSettings
         from groundjudge.serve.loading import load_judges, set_torch_threads
     except ImportError as err:
         raise UsageError(f"serve needs the serve extra (pip install 'groundjudge[serve]'): {err}") from None

@@ -68,8 +68,9 @@ async def _agrees(unit: UnitPairs, number: int, pair: DocPair, check: Any) -> bo
 
 async def llm_checked(unit: UnitPairs, check: Any, concurrency: int = 4) -> None:
     """Keep the unit's pairs the judge agrees with (document sentences are kept unjudged); ``llm`` counts the
-    others, and every kept pair judged records ``llm`` among its checks."""
-    gate = asyncio.Semaphore(concurrency)
+    others, and every kept pair judged records ``llm`` among its checks. A check that batches (a local judge)
+    is given a batch's worth of pairs at once."""
+    gate = asyncio.Semaphore(max(concurrency, getattr(check, "concurrency", 1)))
 
     async def one(number: int, pair: DocPair) -> bool | None:
         if pair.kind == "sentence":

@@ -141,6 +141,17 @@ async def _make_units(todo: Sequence[Document], splits: dict[str, str], cfg: Tra
     done = read_units(path)
     skip = {u.key for u in done}
     count = sum(len(u.pairs) for u in done)
+    try:
+        return await _write_units(todo, splits, cfg, opts, report, path, skip, count)
+    finally:
+        close = getattr(opts.check, "aclose", None)   # a batching check stops its batcher with this event loop
+        if close is not None:
+            await close()
+
+
+async def _write_units(todo: Sequence[Document], splits: dict[str, str], cfg: TrainConfig, opts: DocumentsOptions,
+                       report: Report, path: Path, skip: set[str], count: int) -> tuple[int, int]:
+    """Write each document's unit of checked pairs (the documents in ``skip`` are already written)."""
     pool = sorted({p for d in todo for p in borrowed_phrases(d.sentences)})
     made = pairs = 0
     with UnitWriter(path) as writer:

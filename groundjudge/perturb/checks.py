@@ -141,14 +141,35 @@ class LexicalCheck:
 
 @dataclass
 class JudgeCheck:
-    """A judge of the registry (built from its spec) judges the candidate against the source's context."""
+    """A judge of the registry (built from its spec) judges the candidate against the source's context.
+
+    A local judge with a batch path (:func:`~groundjudge.runs.local_chunks.batch_scorer`: nli, crossencoder,
+    cosine, views, ...) judges the candidates of many answers checked at once in one model call, as the service
+    batches its requests (:class:`~groundjudge.runs.micro_batches.MicroBatcher`); other judges judge each one
+    alone. Either way a candidate's verdict is the judge's on that candidate."""
 
     spec: str
     judge: Any
     name: str = field(init=False)
+    _batcher: Any = field(default=None, init=False, repr=False)
+    _sizes: list[int] = field(default_factory=list, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.name = self.spec
+
+    @property
+    def concurrency(self) -> int:
+        """How many candidates are worth checking at once: a batch's worth for a judge with a batch path, else 1."""
+        from groundjudge.runs.local_chunks import batch_scorer
+        from groundjudge.runs.micro_batches import BatchSettings
+
+        return BatchSettings().max_batch if batch_scorer(self.judge) is not None else 1
+
+    @property
+    def batch_sizes(self) -> list[int]:
+        """The sizes of the last batches the judge was given (at most 1,000; empty: no batch path, or none yet)."""
+        current = self._batcher.batch_sizes if self._batcher is not None else []
+        return (self._sizes + current)[-1000:]
 
     @classmethod
     def build(cls, spec: str, service: Any = None) -> JudgeCheck:
@@ -161,7 +182,23 @@ class JudgeCheck:
     async def verdict(self, source: Example, candidate: Candidate) -> CheckVerdict:
         """The judge's label and score for the source with the candidate as its answer."""
         example = source.model_copy(update={"answer": candidate.text, "label": None, "error_types": ()})
-        result = await self.judge.judge(example)
+        if self.concurrency > 1:
+            if self._batcher is None:
+                from groundjudge.runs.local_chunks import batch_scorer
+                from groundjudge.runs.micro_batches import MicroBatcher
+
+                self._batcher = MicroBatcher(self.judge, batch_scorer(self.judge))
+                self._batcher.start()
+            result = await self._batcher.submit(example)
+        else:
+            result = await self.judge.judge(example)
         verdict = result.verdict
         return CheckVerdict(judge=self.spec, label=verdict.label, score=verdict.score,
                             reason=verdict.abstain_reason)
+
+    async def aclose(self) -> None:
+        """Stop the batcher of this pass (a later pass, on another event loop, starts its own)."""
+        if self._batcher is not None:
+            await self._batcher.stop()
+            self._sizes = self.batch_sizes
+            self._batcher = None

@@ -256,8 +256,9 @@ class Perturber:
         return work
 
     async def run(self, sources: Sequence[Example], progress: Callable[[], None] | None = None) -> PerturbResult:
-        """Every source, a few at a time; rows and rejections in source order."""
-        gate = asyncio.Semaphore(MAX_CONCURRENT_SOURCES)
+        """Every source, a few at a time (as many as the check can judge in one batch, when it batches); rows and
+        rejections in source order."""
+        gate = asyncio.Semaphore(max(MAX_CONCURRENT_SOURCES, getattr(self.check, "concurrency", 1)))
 
         async def guarded(source: Example) -> _Source:
             async with gate:
@@ -266,7 +267,12 @@ class Perturber:
                 progress()
             return done
 
-        works = await asyncio.gather(*(guarded(s) for s in sources))
+        try:
+            works = await asyncio.gather(*(guarded(s) for s in sources))
+        finally:
+            close = getattr(self.check, "aclose", None)
+            if close is not None:
+                await close()
         return PerturbResult(examples=[row for w in works for row in w.rows],
                              rejections=[r for w in works for r in w.rejections], sources=len(sources),
                              types=self.types, check=self.check.name)

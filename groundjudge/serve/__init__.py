@@ -1,8 +1,8 @@
 """``groundjudge serve``: the judges as an HTTP service (FastAPI + uvicorn), JSON in and JSON out.
 
 One module per job: :mod:`~groundjudge.serve.schemas` (request and response models),
-:mod:`~groundjudge.serve.loading` (judges built once), :mod:`~groundjudge.serve.batching` (local judges batched
-across concurrent requests on a run's chunk path, :mod:`~groundjudge.runs.local_chunks`),
+:mod:`~groundjudge.serve.loading` (judges built once), the micro-batcher of
+:mod:`~groundjudge.runs.micro_batches` (local judges batched across concurrent requests on a run's chunk path),
 :mod:`~groundjudge.serve.limits` (token, body cap, bounded queue), :mod:`~groundjudge.serve.metrics`
 (Prometheus text), :mod:`~groundjudge.serve.judging` (a request to a verdict, recorded),
 :mod:`~groundjudge.serve.app` (the app factory) and :mod:`~groundjudge.serve.process` (the service in a child

@@ -11,7 +11,7 @@ from groundjudge.judges import uses_llm
 from groundjudge.judges.config import JudgeConfig
 from groundjudge.llm.service_options import LLMOptions, make_service
 from groundjudge.runs.local_chunks import batch_scorer
-from groundjudge.serve.batching import BatchSettings, MicroBatcher
+from groundjudge.runs.micro_batches import BatchSettings, MicroBatcher
 from groundjudge.types import JudgeSpec
 
 

@@ -39,7 +39,7 @@ class JudgeReplica:
     async def __init__(self, replica: ReplicaSpec):
         from groundjudge.llm.service_options import LLMOptions
         from groundjudge.serve.app import ROUTES, WARMUP
-        from groundjudge.serve.batching import BatchSettings
+        from groundjudge.runs.micro_batches import BatchSettings
         from groundjudge.serve.judging import Judging
         from groundjudge.serve.loading import import_llm_client, load_judges
         from groundjudge.serve.metrics import ServiceMetrics

@@ -1,4 +1,5 @@
-"""Micro-batching: concurrent requests to one local judge gathered for a few milliseconds into one model call.
+"""Micro-batching: concurrent requests to one local judge gathered for a few milliseconds into one model call
+(the service's requests, and the candidates ``groundjudge perturb --check`` judges for many answers at once).
 
 A :class:`MicroBatcher` owns one judge's batch path (:func:`~groundjudge.runs.local_chunks.batch_scorer`: every
 local judge whose ``score`` is its ``score_batch`` of one answer -- nli, crossencoder, cosine, views, hhem,
