@@ -11,8 +11,10 @@ in each repeat, and the ratios large / small are printed with the verdict agains
 peak RSS <= 1.2x). With ``--verbs`` the commands that read a finished run (``summarize``, ``report``,
 ``export``, ``label --no-serve``) are timed on each size's run folder as well.
 
-The nli judge needs a model: ``--nli-model DIR``, else the packaged all-MiniLM-L6-v2 with a fresh, untrained 3-way
-head (seed 0; verdicts mean nothing, cost per pair is that of any MiniLM-L6 cross-encoder).
+The nli and views judges need an NLI model: ``--nli-model DIR``, else the packaged all-MiniLM-L6-v2 with a fresh,
+untrained 3-way head (seed 0; verdicts mean nothing, cost per pair is that of any MiniLM-L6 cross-encoder). The
+crossencoder judge needs a trained model folder with its card: ``--crossencoder-model DIR`` (default
+``models/gj-minilm``, made by ``bash scripts/train_local_judge.sh``).
 
     python scripts/bench_scale.py --judges quip span --sizes 5000 50000 [--json out.json]
 """
@@ -94,15 +96,26 @@ def timed(command: list[str], env: dict, cwd: Path) -> dict:
     return out
 
 
-def judge_specs(judges: list[str], nli_model: str | None) -> list[str]:
-    """The --judge specs of the named kinds (nli on ``nli_model`` with a threshold, so nothing is calibrated)."""
+def judge_specs(judges: list[str], nli_model: str | None, crossencoder_model: str | None = None) -> list[str]:
+    """The --judge specs of the named kinds (nli and views on ``nli_model``, crossencoder on
+    ``crossencoder_model``, each with a threshold, so nothing is calibrated)."""
     specs = []
     for kind in judges:
-        if kind == "nli":
-            specs.append(f"nli:model={nli_model},threshold=0.5")
+        if kind in ("nli", "views"):
+            specs.append(f"{kind}:model={nli_model},threshold=0.5")
+        elif kind == "crossencoder":
+            specs.append(f"crossencoder:model={crossencoder_model},threshold=0.5")
         else:
             specs.append(kind)
     return specs
+
+
+def _portable(spec: str, nli_model: str | None, given_nli: str | None, crossencoder_model: str) -> str:
+    """A judge spec as the figures record it: no machine path (the fresh head named, folders relative to the
+    repository)."""
+    if nli_model:
+        spec = spec.replace(nli_model, given_nli or "<MiniLM-L6 fresh 3-way head>")
+    return spec.replace(crossencoder_model, os.path.relpath(crossencoder_model, ROOT))
 
 
 def main() -> int:
@@ -115,6 +128,8 @@ def main() -> int:
     parser.add_argument("--extra", nargs="*", default=[], help="more flags for groundjudge run")
     parser.add_argument("--verbs", action="store_true", help="also time summarize, report, export and label --no-serve")
     parser.add_argument("--nli-model", help="the nli judge's model (default: MiniLM-L6 with a fresh head)")
+    parser.add_argument("--crossencoder-model", default="models/gj-minilm",
+                        help="the crossencoder judge's trained model folder (default models/gj-minilm)")
     parser.add_argument("--json", help="write the figures here")
     parser.add_argument("--workdir", help="keep the data and run folders here (default: a temporary folder)")
     args = parser.parse_args()
@@ -123,10 +138,11 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         tmp_path = Path(args.workdir or tmp)
         tmp_path.mkdir(parents=True, exist_ok=True)
-        nli_model = args.nli_model
-        if "nli" in args.judges and nli_model is None:
+        nli_model = str(Path(args.nli_model).resolve()) if args.nli_model else None
+        if {"nli", "views"} & set(args.judges) and nli_model is None:
             nli_model = build_fresh_head_model(tmp_path / "nli-model")
-        specs = judge_specs(args.judges, nli_model)
+        crossencoder_model = str(Path(args.crossencoder_model).resolve())
+        specs = judge_specs(args.judges, nli_model, crossencoder_model)
         corpora = {size: write_corpus(tmp_path / f"data-{size}.jsonl", size, args.sentences) for size in args.sizes}
         for repeat in range(args.repeats):
             for size in args.sizes:
@@ -155,8 +171,7 @@ def main() -> int:
         Path(args.json).write_text(json.dumps({
             "date": datetime.now(timezone.utc).date().isoformat(),
             "command": "python scripts/bench_scale.py " + " ".join(sys.argv[1:]).replace(str(ROOT) + "/", ""),
-            "judges": specs if nli_model is None else [s.replace(nli_model, "<MiniLM-L6 fresh 3-way head>")
-                                                       for s in specs],
+            "judges": [_portable(spec, nli_model, args.nli_model, crossencoder_model) for spec in specs],
             "machine": {"cpu": platform.processor() or platform.machine(), "cores": os.cpu_count(),
                         "threads": os.environ.get("GROUNDJUDGE_THREADS", "default")},
             "sentences_per_document": args.sentences, "sizes": args.sizes, "runs": rows,
