@@ -105,7 +105,8 @@ def held_out(examples: Sequence[Example], run_dev_fraction: float) -> list[Examp
 def trained_groups(card: dict, root: Path = ROOT) -> tuple[set[str], bool]:
     """The groups (documents) of the card's train and dev split, recomputed from its data files, and whether the
     recomputed train part has the card's ``train_examples_hash`` (the same split the model was trained on)."""
-    files = [str(root / item["file"]) for item in card["data"]]
+    files = list(dict.fromkeys(str(root / item["file"]) for item in card["data"]))   # a mixed run lists a file
+    # once as gold data and once as documents
     examples = load_examples(files).examples
     split = card["split"]
     train, dev, _ = split_examples(examples, split["dev_fraction"], split["seed"], split.get("run_dev_fraction"))
