@@ -35,6 +35,9 @@ def _sources(card: dict) -> str:
                  for name, info in mix["sources"].items()]
         return " + ".join(parts)
     train = card.get("split", {}).get("train", {})
+    built = card.get("pairs", {}).get("built", {})
+    if len(built) > 1:   # gold pairs with --synthetic / --nli-mix: the pairs each made, then the capped total
+        return " + ".join(f"{name} {n:,} made" for name, n in built.items()) + f"; {train.get('pairs', 0):,} kept"
     source = "documents" if card.get("recipe") == "documents" else "gold"
     return f"{source} {train.get('pairs', card.get('train_rows', '?')):,}"
 
