@@ -146,3 +146,12 @@ def test_bf16_and_dtype_are_one_setting_and_int8_still_works(tmp_path):
     assert crossencoder.engine().model is new.engine().model
     with pytest.raises(SpecError, match="contradict"):
         build_judge(f"nli:model={path},bf16=true,dtype=float16")
+
+
+def test_planned_slices_are_followed_and_still_halved_on_out_of_memory():
+    work = Limited(100)
+    assert run_in_batches(list(range(10)), 4, work, sizes=[3, 4, 1, 2]) == 4
+    assert work.tries == [3, 4, 1, 2] and work.done == list(range(10))
+    work = Limited(2)   # a planned slice of 3 under a size of 8: the slice itself is halved
+    assert run_in_batches(list(range(7)), 8, work, sizes=[3, 4]) == 2
+    assert work.tries == [3, 2, 1, 2, 2] and work.done == list(range(7))

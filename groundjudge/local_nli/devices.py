@@ -21,6 +21,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import numpy as np
+
 from groundjudge.local_nli.precision import bf16_flags_seen, native_bf16
 
 log = logging.getLogger(__name__)
@@ -144,22 +146,32 @@ def free_memory(device: str) -> None:
 
 
 def run_in_batches(order: Sequence[int], batch_size: int, run: Callable[[Sequence[int]], None],
-                   device: str = "cpu") -> int:
-    """Call ``run`` on consecutive slices of ``order`` of ``batch_size`` items.
+                   device: str = "cpu", sizes: Sequence[int] | None = None) -> int:
+    """Call ``run`` on consecutive slices of ``order`` of at most ``batch_size`` items.
 
-    A batch that runs out of memory is halved and retried (down to one item; an OOM at one item is raised).
+    ``sizes``, when given, is the planned length of each slice (summing to ``len(order)``, each at most
+    ``batch_size``: :func:`~groundjudge.local_nli.batches.length_batches`); else every slice is ``batch_size`` long.
+    A batch that runs out of memory is halved and retried (down to one item; an OOM at one item is raised), and
+    no later slice is longer than the size that worked.
     Returns the batch size that worked last, for the caller to start from next time.
     """
     size, start = max(int(batch_size), 1), 0
+    ends = list(np.cumsum(sizes)) if sizes is not None else []
+    planned = iter(ends)
+    end = next(planned, len(order))
     while start < len(order):
-        index = order[start:start + size]
+        while end <= start:
+            end = next(planned, len(order))
+        index = order[start:min(start + size, end)]
         try:
             run(index)
         except Exception as err:  # noqa: BLE001 - only out-of-memory is handled; the rest is re-raised
-            if not is_out_of_memory(err) or size == 1:
+            if not is_out_of_memory(err) or len(index) == 1:
                 raise
             free_memory(device)
             size = max(size // 2, 1)
+            while size >= len(index) > 1:   # a planned slice shorter than the size: halve the slice itself
+                size //= 2
             log.warning("out of memory on %s with a batch of %d; retrying with %d", device, len(index), size)
             continue
         start += len(index)

@@ -8,6 +8,9 @@ variables, nothing escaped.
 
 from __future__ import annotations
 
+import threading
+import weakref
+from collections import OrderedDict
 from functools import lru_cache
 from importlib import resources
 from typing import Any
@@ -41,6 +44,25 @@ def cut_to_tokens(tokenizer: Any, text: str, max_tokens: int) -> tuple[str, bool
     return text[:end], True
 
 
+TOKEN_COUNTS_KEPT = 65_536
+"""Texts whose token count is kept per tokenizer (least recently used first out): about 10 MB of short texts."""
+_COUNTS: weakref.WeakKeyDictionary[Any, OrderedDict[str, int]] = weakref.WeakKeyDictionary()
+_COUNTS_LOCK = threading.Lock()
+
+
 def token_count(tokenizer: Any, text: str) -> int:
-    """Tokens of a text without special tokens."""
-    return len(tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"])
+    """Tokens of a text without special tokens, remembered per tokenizer for the last
+    :data:`TOKEN_COUNTS_KEPT` texts: the evidence windows of a document are cut from the same sentences for
+    every answer about it, so most counts of a run are repeats."""
+    with _COUNTS_LOCK:
+        counts = _COUNTS.setdefault(tokenizer, OrderedDict())
+        known = counts.get(text)
+        if known is not None:
+            counts.move_to_end(text)
+            return known
+    count = len(tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"])
+    with _COUNTS_LOCK:
+        counts[text] = count
+        if len(counts) > TOKEN_COUNTS_KEPT:
+            counts.popitem(last=False)
+    return count

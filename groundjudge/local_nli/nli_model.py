@@ -24,6 +24,7 @@ from groundjudge.local_nli.backend_check import check_pairs, settle
 from groundjudge.local_nli.batches import BatchPlan, ScoreStats, pad_rows, run_sorted
 from groundjudge.local_nli.cls_only import cls_only_last_layer
 from groundjudge.local_nli.devices import DeviceError, Placement, placement
+from groundjudge.local_nli.inputs import token_count
 from groundjudge.local_nli.model import ModelUnavailable, resolve_model, torch_threads
 from groundjudge.local_nli.model_cache import load_pretrained, shared
 from groundjudge.local_nli.settings import ModelSettings
@@ -226,7 +227,7 @@ class NLIModel:
 
     def token_length(self, text: str) -> int:
         """Tokens of a text without special tokens."""
-        return len(self.tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"])
+        return token_count(self.tokenizer, text)
 
     def premise_room(self, hypotheses: Sequence[str]) -> int:
         """Tokens left for a premise beside the longest of these hypotheses (special tokens included)."""
