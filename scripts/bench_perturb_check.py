@@ -14,29 +14,13 @@ import os
 import platform
 import sys
 import time
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from groundjudge.perturb import JudgeCheck, perturb  # noqa: E402
-from groundjudge.perturb.types import CheckVerdict  # noqa: E402
-
-
-@dataclass
-class OneByOne:
-    """The judge asked about each candidate alone (``judge.judge``, one answer per model call)."""
-
-    judge: Any
-    name: str
-
-    async def verdict(self, source, candidate) -> CheckVerdict:
-        example = source.model_copy(update={"answer": candidate.text, "label": None, "error_types": ()})
-        verdict = (await self.judge.judge(example)).verdict
-        return CheckVerdict(judge=self.name, label=verdict.label, score=verdict.score, reason=verdict.abstain_reason)
+from groundjudge.perturb import JudgeCheck, perturb
 
 
 def load(path: str) -> list:
@@ -57,23 +41,26 @@ def main() -> int:
     args = parser.parse_args()
     sources = load(args.data)
     batched = JudgeCheck.build(args.check)
-    alone = OneByOne(JudgeCheck.build(args.check).judge, name=args.check)
+    alone = JudgeCheck.build(args.check, batched=False)
     perturb(sources[:4], check=batched)   # model loading and the dtype check out of the timings
     perturb(sources[:4], check=alone)
     walls: dict[str, list[float]] = {"batched": [], "one_by_one": []}
     rows: dict[str, list[str]] = {}
+    judged: dict[str, int] = {}
     for _ in range(args.repeats):
         for name, check in (("batched", batched), ("one_by_one", alone)):
-            start = time.perf_counter()
+            start, before = time.perf_counter(), check.checked
             result = perturb(sources, check=check)
+            judged[name] = check.checked - before
             walls[name].append(round(time.perf_counter() - start, 2))
             rows[name] = [r.answer for r in result.examples]
     assert rows["batched"] == rows["one_by_one"], "the two checks kept different rows"
+    assert judged["batched"] == judged["one_by_one"], "the two checks judged different numbers of candidates"
     best = {name: min(w) for name, w in walls.items()}
     figures = {"date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                "command": "python scripts/bench_perturb_check.py " + " ".join(sys.argv[1:]),
                "check": args.check, "data": args.data, "sources": len(sources), "rows": len(rows["batched"]),
-               "candidates_judged": sum(batched.batch_sizes[-1000:]),
+               "candidates_judged": judged["batched"],
                "machine": {"cpu": platform.processor() or platform.machine(), "cores": os.cpu_count(),
                            "threads": os.environ.get("GROUNDJUDGE_THREADS", "default")},
                "wall_s": walls, "best_wall_s": best,

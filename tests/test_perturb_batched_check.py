@@ -4,14 +4,10 @@ the one the judge gives each candidate on its own."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
-
 import pytest
 from test_local_chunks import minilm_nli
 
 from groundjudge.perturb import JudgeCheck, perturb
-from groundjudge.perturb.types import CheckVerdict
 from groundjudge.runs.local_chunks import batch_scorer
 from groundjudge.types import Example
 
@@ -22,21 +18,6 @@ ANSWERS = ("The landlord must return the deposit within 21 days after the tenanc
            "A landlord who fails to return the deposit is liable for twice the deposit.",
            "The tenant must give notice in writing before the lease ends.",
            "Under section 12 the landlord shall return the deposit within 21 days.")
-
-
-@dataclass
-class OneByOne:
-    """The reference: the same judge asked about each candidate alone (the path a check took before batching)."""
-
-    judge: Any
-    name: str
-    calls: int = 0
-
-    async def verdict(self, source: Example, candidate) -> CheckVerdict:
-        self.calls += 1
-        example = source.model_copy(update={"answer": candidate.text, "label": None, "error_types": ()})
-        verdict = (await self.judge.judge(example)).verdict
-        return CheckVerdict(judge=self.name, label=verdict.label, score=verdict.score, reason=verdict.abstain_reason)
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +36,7 @@ def sources() -> list[Example]:
 def test_a_batched_check_keeps_every_row_and_verdict_of_the_one_by_one_check(nli_spec):
     batched = JudgeCheck.build(nli_spec)
     assert batch_scorer(batched.judge) is not None and batched.concurrency > 1
-    reference = OneByOne(JudgeCheck.build(nli_spec).judge, name=nli_spec)
+    reference = JudgeCheck.build(nli_spec, batched=False)
     got = perturb(sources(), check=batched, per_answer=2)
     want = perturb(sources(), check=reference, per_answer=2)
     assert [r.id for r in got.examples] == [r.id for r in want.examples]
@@ -67,7 +48,8 @@ def test_a_batched_check_keeps_every_row_and_verdict_of_the_one_by_one_check(nli
     assert kept and [k["label"] for k in kept] == [k["label"] for k in ref]
     assert [k["score"] for k in kept] == pytest.approx([k["score"] for k in ref], abs=1e-6)
     sizes = batched.batch_sizes
-    assert sum(sizes) == reference.calls and max(sizes) > 1   # the same candidates, judged several at a time
+    assert reference.concurrency == 1 and not reference.batch_sizes
+    assert sum(sizes) == reference.checked == batched.checked and max(sizes) > 1   # the same candidates, judged several at a time
 
 
 def test_a_check_is_usable_again_on_a_new_event_loop(nli_spec):

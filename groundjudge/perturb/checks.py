@@ -150,6 +150,10 @@ class JudgeCheck:
 
     spec: str
     judge: Any
+    batched: bool = True
+    """False: every candidate judged alone (the judge's own ``judge()``), the reference batching is held to."""
+    checked: int = field(default=0, init=False)
+    """Candidates judged so far."""
     name: str = field(init=False)
     _batcher: Any = field(default=None, init=False, repr=False)
     _sizes: list[int] = field(default_factory=list, init=False, repr=False)
@@ -163,7 +167,7 @@ class JudgeCheck:
         from groundjudge.runs.local_chunks import batch_scorer
         from groundjudge.runs.micro_batches import BatchSettings
 
-        return BatchSettings().max_batch if batch_scorer(self.judge) is not None else 1
+        return BatchSettings().max_batch if self.batched and batch_scorer(self.judge) is not None else 1
 
     @property
     def batch_sizes(self) -> list[int]:
@@ -172,16 +176,17 @@ class JudgeCheck:
         return (self._sizes + current)[-1000:]
 
     @classmethod
-    def build(cls, spec: str, service: Any = None) -> JudgeCheck:
+    def build(cls, spec: str, service: Any = None, batched: bool = True) -> JudgeCheck:
         """Build the judge of ``spec`` (a SpecError names what is wrong with it)."""
         from groundjudge.judges import build_judge
 
         judge, _ = build_judge(spec, service=service)
-        return cls(spec=spec, judge=judge)
+        return cls(spec=spec, judge=judge, batched=batched)
 
     async def verdict(self, source: Example, candidate: Candidate) -> CheckVerdict:
         """The judge's label and score for the source with the candidate as its answer."""
         example = source.model_copy(update={"answer": candidate.text, "label": None, "error_types": ()})
+        self.checked += 1
         if self.concurrency > 1:
             if self._batcher is None:
                 from groundjudge.runs.local_chunks import batch_scorer
