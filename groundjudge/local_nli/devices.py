@@ -16,12 +16,11 @@ One rule for every local judge (``nli``, ``crossencoder``, ``hhem``, ``minicheck
 
 from __future__ import annotations
 
+import itertools
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
-
-import numpy as np
 
 from groundjudge.local_nli.precision import bf16_flags_seen, native_bf16
 
@@ -156,8 +155,7 @@ def run_in_batches(order: Sequence[int], batch_size: int, run: Callable[[Sequenc
     Returns the batch size that worked last, for the caller to start from next time.
     """
     size, start = max(int(batch_size), 1), 0
-    ends = list(np.cumsum(sizes)) if sizes is not None else []
-    planned = iter(ends)
+    planned = itertools.accumulate(sizes or ())   # where each planned slice ends
     end = next(planned, len(order))
     while start < len(order):
         while end <= start:
