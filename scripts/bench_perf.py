@@ -16,7 +16,10 @@ For every kind asked (``--kinds``), on the bundled legal QA sample (112 answers 
   this CPU multiplies a (2048 x d) by (d x f) matrix at, per dtype, with the same threads: the rate no backend of
   this model can pass on this machine.
 
-Kinds without a model (``quip``, ``span``) get the run figures only; ``hhem`` and ``minicheck`` need weights that
+``nli-default-shape`` is the ``nli`` judge on a randomly initialised model of its default's shape
+(DeBERTa-v3-base, its real tokenizer; ``scripts/make_shape_model.py``): its verdicts mean nothing, its times are
+those of the default model, beside the same MiniLM evidence embedder. Kinds without a model (``quip``, ``span``)
+get the run figures only; ``hhem`` and ``minicheck`` need weights that
 cannot be fetched here. ``--onednn`` adds the cost of the oneDNN shape-cache bound
 (groundjudge/local_nli/onednn_caches.py): the engine call of ``nli`` and ``cosine`` with the caches held to one
 entry (the default), to 16 and 64, and at the libraries' 1,024, each in a fresh process, with its peak RSS.
@@ -50,8 +53,11 @@ from bench_local_chunks import run_once  # noqa: E402  (scripts/ is on the path)
 DATA = ROOT / "datasets" / "legal_qa" / "legal_qa.jsonl"
 NLI_MODEL = "models/bench-minilm-nli3"
 TRAINED_MODEL = "models/gj-minilm"
+SHAPE_MODEL = "models/shape-deberta-v3-base"
+"""Random weights in the shape of the `nli` judge's default model (scripts/make_shape_model.py): timing only."""
 SPECS = {
     "nli": f"nli:model={NLI_MODEL},threshold=0.5",
+    "nli-default-shape": f"nli:model={SHAPE_MODEL},threshold=0.5",
     "nli-tfidf": f"nli:model={NLI_MODEL},evidence=tfidf,threshold=0.5",
     "crossencoder": f"crossencoder:model={TRAINED_MODEL},threshold=0.5",
     "views": f"views:model={NLI_MODEL},threshold=0.5",
@@ -60,7 +66,7 @@ SPECS = {
     "span": "span:threshold=0.5",
 }
 """The judge each kind is measured as (a threshold given, so nothing is calibrated)."""
-MODEL_KINDS = ("nli", "nli-tfidf", "crossencoder", "views", "cosine")
+MODEL_KINDS = ("nli", "nli-default-shape", "nli-tfidf", "crossencoder", "views", "cosine")
 UNIT = {"cosine": "sentences", "quip": "answers", "span": "answers"}
 """What a kind's rate counts (pairs for the cross-encoder kinds)."""
 

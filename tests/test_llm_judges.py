@@ -350,20 +350,35 @@ def test_cascade_reusing_cached_claims_reports_the_latency_of_the_calls_it_reuse
     assert summary["latency_s_uncached"]["mean"] >= summary["latency_s"]["mean"] + 0.2
 
 
+def _cli_without_litellm(tmp_path, *args: str) -> subprocess.CompletedProcess:
+    """The command in an environment where importing litellm fails: what is answered from the call cache must not
+    import it (its import alone takes ~2.5 s of every such run's start)."""
+    blocker = tmp_path / "no-litellm"
+    blocker.mkdir(exist_ok=True)
+    (blocker / "litellm.py").write_text("raise ImportError('litellm was imported')\n", encoding="utf-8")
+    env = {**os.environ, "COLUMNS": "200",
+           "PYTHONPATH": os.pathsep.join(p for p in (str(blocker), os.environ.get("PYTHONPATH")) if p)}
+    done = subprocess.run([sys.executable, "-m", "groundjudge.cli", *args], capture_output=True, text=True,
+                          timeout=600, cwd=ROOT, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done
+
+
 @pytest.mark.slow
 def test_second_run_makes_no_calls_and_replay_needs_no_network(llm_server, data, tmp_path):
     spec = llm(llm_server, "claims", "threshold=1.0")
     first, second = tmp_path / "one", tmp_path / "two"
     cli("run", str(data), "--judge", spec, "--out", str(first), "--quiet", "--dev-fraction", "0")
     calls = len(llm_server.requests)
-    cli("run", str(data), "--judge", spec, "--out", str(second), "--quiet", "--dev-fraction", "0")
+    _cli_without_litellm(tmp_path, "run", str(data), "--judge", spec, "--out", str(second), "--quiet",
+                         "--dev-fraction", "0")
     assert len(llm_server.requests) == calls
     verdicts = [[(r.example.id, r.result.verdict.label, r.result.verdict.score)
                  for r in read_records(d / "records.jsonl").results] for d in (first, second)]
     assert sorted(verdicts[0]) == sorted(verdicts[1])
     assert all(c.cached for r in read_records(second / "records.jsonl").results for c in r.result.calls)
     llm_server.stop()
-    result = cli("replay", str(first), "--out", str(tmp_path / "replayed"), "--quiet")
+    result = _cli_without_litellm(tmp_path, "replay", str(first), "--out", str(tmp_path / "replayed"), "--quiet")
     assert "12 identical, 0 differ; 0 new LLM calls" in result.stdout
 
 

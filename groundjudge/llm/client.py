@@ -243,8 +243,6 @@ class LLMService:
 
     async def _call(self, settings: LLMSettings, template: str, template_hash: str, messages: list[dict],
                     output_model: type[BaseModel] | None, sample_index: int, extra: dict[str, Any]) -> LLMCall:
-        litellm = litellm_module()
-        response_format = _response_format(settings, output_model)
         schema = _schema(output_model)
         repeat = current_repeat()
         key = cache_key(settings, messages, schema, sample_index, repeat, extra)
@@ -266,6 +264,8 @@ class LLMService:
         missing = _needs_key(settings)
         if missing:
             raise ProviderError("no_api_key", f"{settings.model} needs {missing}, which is not set")
+        litellm = litellm_module()   # here, not above: a run or replay answered from the cache never imports it
+        response_format = _response_format(settings, output_model)
         await self.budget.check_async()
         limits = await self._limiters(settings)
         check_fits(settings, messages, limits.window, template)
