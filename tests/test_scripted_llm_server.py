@@ -6,6 +6,7 @@ import asyncio
 import http.client
 import json
 import os
+import socket
 import threading
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -169,6 +170,10 @@ def test_wire_keep_alive_models_stream_and_error_shapes(server):
         response, data = _raw(conn, "/v1/chat/completions", {"model": "m", "messages": [], "stream": True})
         assert response.status == 400 and "stream" in json.loads(data)["error"]["message"]
         assert conn.sock is sock  # one connection for all four: keep-alive works
+        # headers and body leave in two writes: with Nagle's algorithm on, the body of every keep-alive reply waits
+        # for the client's delayed ACK (~40 ms a call, which no real provider adds)
+        served = list(server._connections)
+        assert served and all(c.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) for c in served)
     finally:
         conn.close()
 
