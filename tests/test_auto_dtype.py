@@ -137,6 +137,7 @@ print(cached, record.agreement, record.seconds)
 """
 
 
+@pytest.mark.slow
 def test_a_second_process_waits_for_the_check_another_runs_and_reads_its_record(tmp_path, monkeypatch):
     """Two processes resolving dtype=auto for one model at once (Ray actors, service workers): the one that starts
     second blocks on the check's file lock, then reads the first one's record instead of measuring again."""

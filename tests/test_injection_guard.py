@@ -173,6 +173,7 @@ def test_abstain_makes_no_call(llm_server):
     assert not llm_server.requests and not result.calls
 
 
+@pytest.mark.slow
 def test_route_hands_the_answer_to_the_local_judge(llm_server):
     result = asyncio.run(judge(llm_server, "direct", "on_injection=route,route_to=cosine").judge(
         example(f"{WRONG} {NOTE}")))

@@ -334,6 +334,7 @@ def test_plain_copy_and_unknown_style():
 # --------------------------------------------------------------------------------------------------------------
 # groundjudge attack
 
+@pytest.mark.slow
 def test_attack_cli_writes_plain_and_attacked_copies_that_run_judges(tmp_path, capsys):
     out = tmp_path / "attacked.jsonl"
     result = cli("attack", str(ROOT / "tests" / "fixtures" / "ragtruth"), "--split", "test", "--out", str(out),

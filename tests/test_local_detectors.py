@@ -76,6 +76,7 @@ def by_hand_hhem(path: str, premise: str, hypothesis: str) -> float:
     return float(torch.softmax(logits, dim=-1)[0, 1])
 
 
+@pytest.mark.slow
 def test_hhem_reads_the_first_position_of_its_prompt_and_loads_three_ways(models):
     premise, claim = EXAMPLE.context[0], "The deposit comes back within 30 days."
     engine = load_hhem_model(models["hhem_token"], FP32)
@@ -97,6 +98,7 @@ def test_hhem_reads_the_first_position_of_its_prompt_and_loads_three_ways(models
     assert sequence.shape == (2,) and ((sequence > 0) & (sequence < 1)).all()
 
 
+@pytest.mark.slow
 def test_hhem_judge_claims_granularity_and_windows(models):
     result = judge_one(f"hhem:model={models['hhem_yes']}")
     claims = result.verdict.claims
@@ -119,6 +121,7 @@ def test_hhem_judge_claims_granularity_and_windows(models):
         assert doc[evidence.start:evidence.end] == evidence.text
 
 
+@pytest.mark.slow
 def test_minicheck_backends_inputs_and_labels(models):
     assert infer_backend({"model_type": "t5"}) == "flan-t5"
     assert infer_backend({"model_type": "deberta-v2"}) == "deberta"
@@ -154,6 +157,7 @@ def test_minicheck_backends_inputs_and_labels(models):
         load_minicheck_model(models["roberta"], ModelSettings(labels=("LABEL_0", "LABEL_1")))
 
 
+@pytest.mark.slow
 def test_minicheck_chunks_max_over_chunks_and_top_k(models):
     topics = ("rent", "pets", "noise", "parking", "heating", "repairs", "keys", "guests", "smoking", "gardens")
     sentences = [f"Sentence {i} of the lease names {topics[i % 10]} as its rule." for i in range(100)]
@@ -189,6 +193,7 @@ def test_minicheck_chunks_max_over_chunks_and_top_k(models):
 ANSWER = "On Mars moon the deposit is returned within 30 days, so that is fine.\n"
 
 
+@pytest.mark.slow
 def test_token_tagger_spans_map_back_onto_the_answer(models):
     tagger = load_tagger(models["tagger"])
     scores = tagger.answer_scores(EXAMPLE.context, EXAMPLE.question, ANSWER)
@@ -211,6 +216,7 @@ def test_token_tagger_spans_map_back_onto_the_answer(models):
         update={"answer": "  "})).verdict.abstain_reason == "no_claims"
 
 
+@pytest.mark.slow
 def test_token_tagger_reads_a_long_context_in_windows(models):
     doc = " ".join(f"Clause {i} says that the deposit is kept in a separate account." for i in range(40))
     example = Example(id="w", question="Where?", context=[doc], answer=ANSWER)
@@ -235,6 +241,7 @@ def test_two_judges_naming_one_model_load_it_once(models):
         assert model_cache.load_count(path) == 2
 
 
+@pytest.mark.slow
 def test_judges_list_the_new_detectors_with_their_settings():
     out = cli("judges").stdout
     for name, setting in (("hhem", "trust_remote_code"), ("minicheck", "chunk_words"), ("spans", "across_windows")):
@@ -277,6 +284,7 @@ def test_each_detector_runs_end_to_end_and_the_report_carries_the_spans(detector
     assert other and {c["kind"] for c in other} == {"claim"}
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not (shutil.which("chromium") and shutil.which("chromedriver")),
                     reason="needs Debian's chromium and chromium-driver (.ci/run installs them)")
 def test_the_report_page_highlights_the_spans_in_a_browser(detector_run, browser):

@@ -43,6 +43,7 @@ def tiny_model(path, bias=(0.0, 0.0, 0.0), id2label=ID2LABEL, max_positions=128,
     return str(path)
 
 
+@pytest.mark.slow
 def test_labels_follow_the_config_order(tmp_path):
     model = NLIModel(tiny_model(tmp_path / "m", bias=(0.0, 6.0, 0.0)))   # index 1 = ENTAILMENT wins
     probs = model.score_pairs(["The sky is blue."], ["The sky is blue."])

@@ -137,6 +137,7 @@ def test_summary_compares_the_variants_and_measures_stability(experiment):
     assert "stability" not in summary["judges"]["quip"]
 
 
+@pytest.mark.slow
 def test_report_shows_the_variants_and_export_round_trips(experiment, tmp_path):
     pandas = pytest.importorskip("pandas")
     pytest.importorskip("pyarrow")
