@@ -24,7 +24,6 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
-from sklearn.feature_extraction.text import TfidfVectorizer
 
 from groundjudge.local_nli.embedder import EmbedderSpec, embed
 from groundjudge.local_nli.model import DEFAULT_EMBEDDER
@@ -81,6 +80,10 @@ def similarity(claims: Sequence[str], windows: Sequence[str], method: EvidenceMe
         return embed_claims(claims, model) @ embed_context(windows, model).T
     if method != "tfidf":
         raise ValueError(f"unknown evidence method {method!r}; known: {', '.join(EVIDENCE_METHODS)}")
+    # imported here: scikit-learn takes ~1 s to import, and a process that judges only with LLMs (a Ray actor, a
+    # served LLM judge) imports this module without ever ranking by TF-IDF
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
     vectorizer = TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, token_pattern=r"(?u)\b\w+\b")
     try:
         matrix = vectorizer.fit_transform(list(windows) + list(claims))
