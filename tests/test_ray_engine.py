@@ -289,7 +289,8 @@ def test_an_llm_actor_builds_its_judge_without_the_local_path_s_libraries():
     code = ("import sys\n"
             "from groundjudge.runs.ray_actors import WorkerSpec\n"
             "from groundjudge.judges.config import JudgeConfig\n"
-            "for spec in ('claims:model=openai/m,against=context', 'direct:model=openai/m', 'error_types:model=openai/m'):\n"
+            "for spec in ('claims:model=openai/m,against=context', 'direct:model=openai/m',\n"
+            "             'error_types:model=openai/m'):\n"
             "    WorkerSpec(spec=spec, config=JudgeConfig.from_spec(spec), concurrency=1).build()\n"
             "print(sorted({m.split('.')[0] for m in sys.modules} & {'torch', 'sklearn', 'scipy', 'litellm', "
             "'transformers'}))\n")
