@@ -48,3 +48,27 @@ def test_runs_without_view_votes_get_no_diagnostics():
     plain = record(0, "grounded", [(True,)]).model_copy(deep=True)
     stripped = plain.result.verdict.model_copy(update={"claims": ()})
     assert views_diagnostics([plain.model_copy(update={"result": JudgeResult(verdict=stripped)})], 0.6) == {}
+
+
+def test_lean_copies_give_the_same_diagnostics_and_keep_no_claim_text(tmp_path):
+    """A run's summary reads lean copies of its records: the view votes survive, the claims' text does not (it
+    was ~3.7 KB per answer of the views judge, held for every answer until the summary was written)."""
+    from groundjudge.runs.lean_records import read_lean_records
+    from groundjudge.runs.records import RecordWriter, read_records
+    from groundjudge.types import DatasetInfo, JudgeSpec, RunHeader
+
+    records = [record(i, "ungrounded", [tuple(v == i % 3 for v in range(3)), (True, True, True)]) for i in range(6)]
+    records += [record(i + 6, "grounded", [(True, True, i % 2 == 0)]) for i in range(4)]
+    path = tmp_path / "records.jsonl"
+    header = RunHeader(run_id="r", judges=(JudgeSpec(spec="views", name="views"),),
+                       dataset=DatasetInfo(files=("d.jsonl",), formats=("native",), n=10, hash="h"),
+                       started_at="2026-11-29T00:00:00+00:00")
+    with RecordWriter(path) as writer:
+        writer.write(header)
+        for r in records:
+            writer.write(r)
+    lean = read_lean_records(path).results
+    assert views_diagnostics(lean, 0.6) == views_diagnostics(read_records(path).results, 0.6) != {}
+    claims = [c for r in lean for c in r.result.verdict.claims]
+    assert claims and not any(hasattr(c, "claim") or hasattr(c, "reason") for c in claims)
+    assert len({id(c.views) for c in claims}) == len({tuple(c.views.items()) for c in claims})   # one per pattern

@@ -49,16 +49,35 @@ class LeanExample:
             (example.label, example.split, example.error_types or (), example.meta)
 
 
+class LeanClaim:
+    """What a summary reads of a claim verdict: its label, error type and view votes -- no claim text, evidence,
+    reason or chunks (which make most of a claim's bytes: ~3.7 KB per answer of the ``views`` judge, kept for every
+    answer of a run until the summary was written). Equal view votes share one read-only mapping."""
+
+    __slots__ = ("label", "error_type", "views")
+
+    def __init__(self, claim: Any, votes: dict[tuple, Any]):
+        self.label = _shared(claim.label)
+        self.error_type = _shared(claim.error_type)
+        views = claim.views
+        if views is not None:   # 2^n distinct vote patterns for n views: one mapping each
+            key = tuple(views.items())
+            views = votes.get(key) or votes.setdefault(key, MappingProxyType(dict(views)))
+        self.views = views
+
+
 class LeanRecord:
     """One result of a run as a summary reads it, flat: ``record.result`` and ``record.result.verdict`` are the
     record itself (their fields do not overlap), so a result costs one object, its example is shared with the
-    other judges' results of the answer, and the claims kept are those with an error type or views (no text)."""
+    other judges' results of the answer, and the claims kept are those with an error type or views, as
+    :class:`LeanClaim` copies (no text)."""
 
     __slots__ = ("judge", "example", "calls", "latency_s", "queue_s", "started_at", "finished_at", "batch_size",
                  "stages", "repeats", "label", "score", "threshold", "path", "abstain_reason", "claims",
                  "suspected_injection", "injection_action")
 
-    def __init__(self, record: ResultRecord, example: LeanExample, numbers: dict[float, float]):
+    def __init__(self, record: ResultRecord, example: LeanExample, numbers: dict[float, float],
+                 votes: dict[tuple, Any] | None = None):
         result, verdict = record.result, record.result.verdict
         self.judge = sys.intern(record.judge)
         self.example = example
@@ -76,7 +95,8 @@ class LeanRecord:
             numbers.setdefault(verdict.threshold, verdict.threshold)
         self.path = _shared(verdict.path)
         self.abstain_reason = verdict.abstain_reason
-        self.claims = tuple(c for c in verdict.claims if c.error_type or c.views)
+        votes = {} if votes is None else votes
+        self.claims = tuple(LeanClaim(c, votes) for c in verdict.claims if c.error_type or c.views)
         self.suspected_injection = verdict.suspected_injection or ()
         self.injection_action = verdict.injection_action
 
@@ -95,6 +115,7 @@ def lean_lines(path: Path) -> Iterator[tuple[int, RunHeader | LeanRecord]]:
     """(line number, header or lean record) for every line of a records file, each validated as it is read."""
     examples: dict[str, LeanExample] = {}
     numbers: dict[float, float] = {}   # thresholds (a few per run) and zero queue times, one object each
+    votes: dict[tuple, Any] = {}   # the claims' view votes, one mapping per pattern
     with open_records(path) as handle:
         for number, line in enumerate(handle, start=1):
             if not line.strip():
@@ -110,7 +131,7 @@ def lean_lines(path: Path) -> Iterator[tuple[int, RunHeader | LeanRecord]]:
             example = examples.get(record.example.id)
             if example is None or not example.same_as(record.example):
                 example = examples[record.example.id] = LeanExample(record.example)
-            yield number, LeanRecord(record, example, numbers)
+            yield number, LeanRecord(record, example, numbers, votes)
 
 
 def read_lean_records(path: str | Path) -> RunRecords:
