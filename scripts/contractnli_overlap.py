@@ -1,0 +1,140 @@
+"""Why might ContractNLI's oracle pairs score below chance? Two properties of the data, no model (not a test).
+
+For every Entailment and Contradiction annotation of a ContractNLI file (the hypothesis against the sentences of
+its gold evidence spans, the pairs of step (a) in ``scripts/signal_steps.py``):
+
+* **word overlap**: the share of the hypothesis's content words (scikit-learn's English stop words removed) that
+  occur in its evidence -- a scorer that measures relatedness ranks the pairs by something like it;
+* **negation in the evidence**: the share of evidence texts with a negation word;
+* **hypotheses**: how the Contradiction rows spread over the 17 hypotheses, and the overlap per hypothesis and
+  label where a hypothesis has both;
+* with ``--cosine``: ROC AUC (Entailment as the positive class) of the untrained embedding cosine between the
+  hypothesis and its evidence (the packaged all-MiniLM-L6-v2 through groundjudge's embedder) and of the word
+  overlap, over all pairs, without the most contradicted hypothesis, and within each hypothesis with both labels
+  (the mean of their AUCs, weighted by pairs): how much of a pooled figure is the mix of hypotheses.
+
+    python scripts/contractnli_overlap.py ../shared/datasets/contractnli/dev.json [--cosine] [--json out.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import statistics
+import sys
+from collections import Counter, defaultdict
+from pathlib import Path
+
+from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+NEGATION = re.compile(r"\b(not|no|never|nothing|neither|nor|without|none)\b", re.IGNORECASE)
+LABELS = ("Entailment", "Contradiction")
+
+
+def content_words(text: str) -> set[str]:
+    """The lower-cased words of ``text`` that are not English stop words."""
+    return {w for w in re.findall(r"[a-z]+", text.lower()) if w not in ENGLISH_STOP_WORDS}
+
+
+def overlap(hypothesis: str, evidence: str) -> float:
+    """Share of the hypothesis's content words found in the evidence (0 when it has none)."""
+    words = content_words(hypothesis)
+    return len(words & content_words(evidence)) / len(words) if words else 0.0
+
+
+def pairs_of(data: dict) -> list[tuple[str, str, str, str]]:
+    """(hypothesis key, label, hypothesis, gold evidence text) of every Entailment / Contradiction annotation."""
+    out = []
+    for document in data["documents"]:
+        for key, annotation in document["annotation_sets"][0]["annotations"].items():
+            if annotation["choice"] in LABELS:
+                evidence = " ".join(document["text"][slice(*document["spans"][s])] for s in annotation["spans"])
+                out.append((key, annotation["choice"], data["labels"][key]["hypothesis"], evidence))
+    return out
+
+
+def aucs(pairs: list[tuple[str, str, str, str]], scores: list[float]) -> dict:
+    """ROC AUC of ``scores`` (Entailment positive): pooled, without the most contradicted hypothesis, and within
+    hypotheses (pair-weighted mean over those with both labels)."""
+    from sklearn.metrics import roc_auc_score
+
+    keys = [p[0] for p in pairs]
+    gold = [p[1] == "Entailment" for p in pairs]
+
+    def auc(rows: list[int]) -> float | None:   # None where only one label is left
+        if len({gold[i] for i in rows}) < 2:
+            return None
+        return float(roc_auc_score([gold[i] for i in rows], [scores[i] for i in rows]))
+
+    contradicted = Counter(k for k, label in zip(keys, gold) if not label)
+    top = contradicted.most_common(1)[0][0] if contradicted else None
+    by_key = [[i for i, k in enumerate(keys) if k == key] for key in sorted(set(keys))]
+    within = [(value, len(rows)) for rows in by_key if (value := auc(rows)) is not None]
+    pooled, without = auc(list(range(len(pairs)))), auc([i for i, k in enumerate(keys) if k != top])
+    return {"pooled": None if pooled is None else round(pooled, 3),
+            f"without_{top}": None if without is None else round(without, 3),
+            "within_hypotheses": round(sum(a * n for a, n in within) / sum(n for _, n in within), 3)
+            if within else None,
+            "hypotheses_with_both_labels": len(within)}
+
+
+def cosine_scores(pairs: list[tuple[str, str, str, str]]) -> list[float]:
+    """Cosine of each hypothesis and its evidence by the default embedder (unit vectors: a dot product)."""
+    from groundjudge.local_nli.embedder import embed
+
+    hypotheses, evidence = embed([p[2] for p in pairs]), embed([p[3] for p in pairs])
+    return [float(h @ e) for h, e in zip(hypotheses, evidence)]
+
+
+def measure(data: dict) -> dict:
+    """The figures of the module docstring for one ContractNLI file's parsed JSON."""
+    by_label: dict[str, list[float]] = {label: [] for label in LABELS}
+    negated: Counter = Counter()
+    per_hypothesis: dict[str, dict[str, list[float]]] = defaultdict(lambda: {label: [] for label in LABELS})
+    for document in data["documents"]:
+        for key, annotation in document["annotation_sets"][0]["annotations"].items():
+            label = annotation["choice"]
+            if label not in LABELS:
+                continue
+            evidence = " ".join(document["text"][slice(*document["spans"][s])] for s in annotation["spans"])
+            value = overlap(data["labels"][key]["hypothesis"], evidence)
+            by_label[label].append(value)
+            per_hypothesis[key][label].append(value)
+            negated[label] += bool(NEGATION.search(evidence))
+    return {
+        "pairs": {label: len(values) for label, values in by_label.items()},
+        "overlap_mean": {label: round(statistics.mean(v), 3) for label, v in by_label.items() if v},
+        "overlap_median": {label: round(statistics.median(v), 3) for label, v in by_label.items() if v},
+        "evidence_with_negation": {label: round(negated[label] / len(v), 3) for label, v in by_label.items() if v},
+        "contradictions_by_hypothesis": dict(Counter({key: len(v["Contradiction"])
+                                                      for key, v in per_hypothesis.items()}).most_common()),
+        "both_labels": {key: {"description": data["labels"][key]["short_description"],
+                              **{label: {"n": len(v[label]), "overlap_mean": round(statistics.mean(v[label]), 3)}
+                                 for label in LABELS}}
+                        for key, v in sorted(per_hypothesis.items()) if all(v[label] for label in LABELS)},
+    }
+
+
+def main() -> int:
+    """Read the file, print the figures, save them with ``--json``."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("data", type=Path, help="a ContractNLI JSON file (dev.json)")
+    parser.add_argument("--cosine", action="store_true", help="also the AUCs of untrained cosine and word overlap")
+    parser.add_argument("--json", help="write the figures here")
+    args = parser.parse_args()
+    data = json.loads(args.data.read_text(encoding="utf-8"))
+    figures = {"data": f"contractnli/{args.data.name}", **measure(data)}
+    if args.cosine:
+        pairs = pairs_of(data)
+        figures["roc_auc"] = {"word_overlap": aucs(pairs, [overlap(p[2], p[3]) for p in pairs]),
+                              "cosine_all_minilm_l6_v2": aucs(pairs, cosine_scores(pairs))}
+    text = json.dumps(figures, indent=2)
+    print(text)
+    if args.json:
+        Path(args.json).write_text(text + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
