@@ -320,3 +320,24 @@ def roc_points(gold: Sequence[str], scores: Sequence[float | None]) -> tuple[np.
     ungrounded = np.array([label == "ungrounded" for label, _ in pairs], dtype=int)
     fpr, tpr, _ = roc_curve(ungrounded, -np.array([score for _, score in pairs], dtype=float))  # 1 - score order
     return fpr, tpr
+
+
+def stratified_roc_auc(positive: Sequence[bool], scores: Sequence[float], strata: Sequence[str]) -> dict:
+    """ROC AUC of ``scores`` for ``positive`` pooled, without the stratum holding the most negatives, and within
+    strata (the pair-weighted mean AUC over the strata that have both classes): how much of a pooled figure is the
+    mix of strata with different base rates (e.g. ContractNLI's 17 hypotheses). A figure that cannot be computed
+    (one class only) is None."""
+    from sklearn.metrics import roc_auc_score
+
+    y, s, groups = np.asarray(positive, dtype=bool), np.asarray(scores, dtype=float), np.asarray(strata)
+
+    def auc(rows: np.ndarray) -> float | None:
+        return float(roc_auc_score(y[rows], s[rows])) if len(set(y[rows].tolist())) == 2 else None
+
+    names, negatives = np.unique(groups[~y], return_counts=True)
+    top = str(names[np.argmax(negatives)]) if len(names) else None
+    within = [(value, int(rows.sum())) for g in np.unique(groups) if (value := auc(rows := groups == g)) is not None]
+    return {"pooled": auc(np.ones(len(y), dtype=bool)), "most_negative_stratum": top,
+            "without_most_negative": auc(groups != top) if top is not None else None,
+            "within_strata": sum(a * n for a, n in within) / sum(n for _, n in within) if within else None,
+            "strata_with_both_classes": len(within)}

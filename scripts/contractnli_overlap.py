@@ -55,28 +55,12 @@ def pairs_of(data: dict) -> list[tuple[str, str, str, str]]:
 
 
 def aucs(pairs: list[tuple[str, str, str, str]], scores: list[float]) -> dict:
-    """ROC AUC of ``scores`` (Entailment positive): pooled, without the most contradicted hypothesis, and within
-    hypotheses (pair-weighted mean over those with both labels)."""
-    from sklearn.metrics import roc_auc_score
+    """ROC AUC of ``scores`` (Entailment positive) pooled, without the most contradicted hypothesis and within
+    hypotheses (:func:`groundjudge.metrics.stratified_roc_auc`), rounded."""
+    from groundjudge.metrics import stratified_roc_auc
 
-    keys = [p[0] for p in pairs]
-    gold = [p[1] == "Entailment" for p in pairs]
-
-    def auc(rows: list[int]) -> float | None:   # None where only one label is left
-        if len({gold[i] for i in rows}) < 2:
-            return None
-        return float(roc_auc_score([gold[i] for i in rows], [scores[i] for i in rows]))
-
-    contradicted = Counter(k for k, label in zip(keys, gold) if not label)
-    top = contradicted.most_common(1)[0][0] if contradicted else None
-    by_key = [[i for i, k in enumerate(keys) if k == key] for key in sorted(set(keys))]
-    within = [(value, len(rows)) for rows in by_key if (value := auc(rows)) is not None]
-    pooled, without = auc(list(range(len(pairs)))), auc([i for i, k in enumerate(keys) if k != top])
-    return {"pooled": None if pooled is None else round(pooled, 3),
-            f"without_{top}": None if without is None else round(without, 3),
-            "within_hypotheses": round(sum(a * n for a, n in within) / sum(n for _, n in within), 3)
-            if within else None,
-            "hypotheses_with_both_labels": len(within)}
+    out = stratified_roc_auc([p[1] == "Entailment" for p in pairs], scores, [p[0] for p in pairs])
+    return {k: round(v, 3) if isinstance(v, float) else v for k, v in out.items()}
 
 
 def cosine_scores(pairs: list[tuple[str, str, str, str]]) -> list[float]:

@@ -71,6 +71,7 @@ from groundjudge.metrics import (
     classification_metrics,
     fit_threshold,
     ranking_metrics,
+    stratified_roc_auc,
 )
 from groundjudge.types import Example
 
@@ -462,6 +463,17 @@ def evidence_recall(data: SetData, card: CardInput) -> dict:
     return out
 
 
+def by_stratum(labels: Sequence[str], scores: np.ndarray, strata: Sequence[str]) -> dict:
+    """ROC AUC pooled, without the claim with the most ungrounded rows, and within claims
+    (:func:`groundjudge.metrics.stratified_roc_auc`, grounded ranked above ungrounded as in the rows); unscored
+    pairs left out."""
+    keep = [i for i, value in enumerate(scores) if not np.isnan(value)]
+    out = stratified_roc_auc([labels[i] == GROUNDED for i in keep], [float(scores[i]) for i in keep],
+                             [strata[i] for i in keep])
+    negatives = sum(labels[i] != GROUNDED and strata[i] == out["most_negative_stratum"] for i in keep)
+    return {**out, "most_negative_stratum_rows": negatives}
+
+
 def set_rows(data: SetData, scores: dict[str, dict[str, np.ndarray]], seed: int, n_boot: int,
              taus: dict[str, float] | None = None) -> list[dict]:
     """The step rows a-d (LR transfer comes later, across sets) of every scorer on one set; a scorer in ``taus``
@@ -473,14 +485,17 @@ def set_rows(data: SetData, scores: dict[str, dict[str, np.ndarray]], seed: int,
                                   folds_of([source_group(data.items[i][0]) for i in known], seed))
     answer_labels = [ex.label for ex in data.answers]
     answer_folds = folds_of([source_group(ex) for ex in data.answers], seed)
+    strata = [u.claim for u in data.units]
+    repeated = len(set(strata)) < len(strata)   # the same claims across answers: ContractNLI's 17 hypotheses
     for name, mine in scores.items():
-        def row(step: str, labels, values, folds, name: str = name) -> None:
+        def row(step: str, labels, values, folds, name: str = name, **extra) -> None:
             tau = (taus or {}).get(name) if not step.startswith("d_lr") else None
             rows.append({"set": data.name, "step": step, "scorer": name,
-                         **summarize(labels, np.asarray(values, dtype=float), folds, seed, n_boot, tau)})
+                         **summarize(labels, np.asarray(values, dtype=float), folds, seed, n_boot, tau), **extra})
         for step in ("a", "b"):
             if step in mine:
-                row(step, unit_labels, mine[step], unit_folds)
+                by_claim = {"by_claim": by_stratum(unit_labels, mine[step], strata)} if repeated else {}
+                row(step, unit_labels, mine[step], unit_folds, **by_claim)
         row("c", claim_labels_, mine["claims"][known], claim_folds)
         features = answer_features(answer_claim_scores(data, mine["claims"]))
         row("d_min", answer_labels, features[:, 0], answer_folds)

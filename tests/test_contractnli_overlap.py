@@ -54,7 +54,8 @@ def test_aucs_pooled_without_the_top_hypothesis_and_within(script):
                                                      ("h2", "Contradiction")]
     # within each hypothesis the entailed pair scores highest, but h2's scores all sit above h1's
     out = script.aucs(pairs, [0.1, 0.6, 0.3, 0.9, 0.7])
-    assert out["within_hypotheses"] == 1.0 and out["hypotheses_with_both_labels"] == 2
-    assert out["without_h2"] == 1.0                 # h1 alone
+    assert out["within_strata"] == 1.0 and out["strata_with_both_classes"] == 2
+    assert out["most_negative_stratum"] == "h2" and out["without_most_negative"] == 1.0   # h1 alone
     assert out["pooled"] == pytest.approx(0.667, abs=1e-3)   # 4 of the 6 (entailed, contradicted) pairs in order
-    assert script.aucs(pairs[:2] + pairs[4:], [0.1, 0.2, 0.3])["pooled"] is None   # one label only
+    alone = script.aucs(pairs[:2] + pairs[4:], [0.1, 0.2, 0.3])   # one label only: nothing to rank
+    assert alone["pooled"] is None and alone["within_strata"] is None

@@ -218,3 +218,14 @@ def test_a_model_without_a_card_needs_the_held_out_fraction(tmp_path):
     assert S.load_card(card_file, None)["data"] == [{"file": "x.json"}]
     with pytest.raises(ValueError, match="only for a model with no groundjudge_card.json"):
         S.load_card(card_file, 0.6)
+
+
+def test_repeated_claims_get_their_auc_within_claims_and_without_the_most_ungrounded_one():
+    # two hypotheses: within each the grounded pair scores higher, but "b" (three ungrounded rows) sits above "a"
+    labels = [S.GROUNDED, S.UNGROUNDED, S.GROUNDED, S.UNGROUNDED, S.UNGROUNDED, S.UNGROUNDED]
+    scores = np.array([0.3, 0.1, 0.9, 0.6, 0.7, np.nan])
+    out = S.by_stratum(labels, scores, ["a", "a", "b", "b", "b", "b"])
+    assert out["within_strata"] == 1.0 and out["strata_with_both_classes"] == 2
+    assert out["most_negative_stratum"] == "b" and out["most_negative_stratum_rows"] == 2   # the unscored row out
+    assert out["without_most_negative"] == 1.0
+    assert out["pooled"] == pytest.approx(4 / 6)   # 0.3 is below 0.6 and 0.7
