@@ -167,7 +167,9 @@ def test_a_worker_node_dying_mid_run_loses_and_repeats_nothing(cluster, llm_serv
     out = tmp_path / "ray"
     watcher = _when_written(out / "records.jsonl", 2, remove)
     try:
-        groundjudge.evaluate(str(data), judges=[spec], out=out, engine="ray", ray_batch=2, **options)
+        # one answer at a time per actor: the run lasts seconds after its first records, time for the node to go
+        # (at the default concurrency every batch is in flight at once and the records come in one burst at the end)
+        groundjudge.evaluate(str(data), judges=[spec], out=out, engine="ray", ray_batch=2, concurrency=1, **options)
         watcher.join(timeout=60)
         assert removed.is_set(), "the run ended before the node was removed"
         _once_each(out, reference.path)
@@ -191,7 +193,8 @@ def test_a_killed_driver_resumes_with_every_example_once(cluster, llm_server, tm
     _slowed(llm_server)
     out = tmp_path / "ray"
     command = [sys.executable, "-m", "groundjudge.cli", "run", str(data), "--judge", spec, "--out", str(out),
-               "--dev-fraction", "0", "--no-cache", "--quiet", "--engine", "ray", "--ray-batch", "2", "--ray-actors", "1"]
+               "--dev-fraction", "0", "--no-cache", "--quiet", "--engine", "ray", "--ray-batch", "2", "--ray-actors", "1",
+               "--concurrency", "1"]   # one answer at a time: the run outlasts its first records, for the kill
     env = {**os.environ, "RAY_ADDRESS": cluster.address}
     driver = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     records = out / "records.jsonl"
