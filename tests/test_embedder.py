@@ -237,7 +237,7 @@ def _assert_same(after, before):
 
 @pytest.mark.slow
 def test_cosine_and_views_verdicts_and_scores_are_those_of_sentence_transformers(tmp_path, monkeypatch):
-    data = legal_examples(24)
+    data = legal_examples(12)   # three documents, grounded and altered answers
     nli = minilm_nli(tmp_path / "nli")
     cosine = build_judge("cosine:dtype=float32")[0]
     views = build_judge(f"views:model={nli},top_k=2,entail_at=0.3,dtype=float32")[0]
