@@ -325,8 +325,8 @@ def roc_points(gold: Sequence[str], scores: Sequence[float | None]) -> tuple[np.
 def stratified_roc_auc(positive: Sequence[bool], scores: Sequence[float], strata: Sequence[str]) -> dict:
     """ROC AUC of ``scores`` for ``positive`` pooled, without the stratum holding the most negatives, and within
     strata (the pair-weighted mean AUC over the strata that have both classes): how much of a pooled figure is the
-    mix of strata with different base rates (e.g. ContractNLI's 17 hypotheses). A figure that cannot be computed
-    (one class only) is None."""
+    mix of strata with different base rates (e.g. ContractNLI's 17 hypotheses). The stratum left out and its
+    negatives are named; a figure that cannot be computed (one class only) is None."""
     from sklearn.metrics import roc_auc_score
 
     y, s, groups = np.asarray(positive, dtype=bool), np.asarray(scores, dtype=float), np.asarray(strata)
@@ -336,8 +336,10 @@ def stratified_roc_auc(positive: Sequence[bool], scores: Sequence[float], strata
 
     names, negatives = np.unique(groups[~y], return_counts=True)
     top = str(names[np.argmax(negatives)]) if len(names) else None
+    top_rows = int(negatives.max()) if len(names) else 0
     within = [(value, int(rows.sum())) for g in np.unique(groups) if (value := auc(rows := groups == g)) is not None]
     return {"pooled": auc(np.ones(len(y), dtype=bool)), "most_negative_stratum": top,
+            "most_negative_stratum_rows": top_rows,
             "without_most_negative": auc(groups != top) if top is not None else None,
             "within_strata": sum(a * n for a, n in within) / sum(n for _, n in within) if within else None,
             "strata_with_both_classes": len(within)}

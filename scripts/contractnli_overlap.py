@@ -76,16 +76,11 @@ def measure(data: dict) -> dict:
     by_label: dict[str, list[float]] = {label: [] for label in LABELS}
     negated: Counter = Counter()
     per_hypothesis: dict[str, dict[str, list[float]]] = defaultdict(lambda: {label: [] for label in LABELS})
-    for document in data["documents"]:
-        for key, annotation in document["annotation_sets"][0]["annotations"].items():
-            label = annotation["choice"]
-            if label not in LABELS:
-                continue
-            evidence = " ".join(document["text"][slice(*document["spans"][s])] for s in annotation["spans"])
-            value = overlap(data["labels"][key]["hypothesis"], evidence)
-            by_label[label].append(value)
-            per_hypothesis[key][label].append(value)
-            negated[label] += bool(NEGATION.search(evidence))
+    for key, label, hypothesis, evidence in pairs_of(data):
+        value = overlap(hypothesis, evidence)
+        by_label[label].append(value)
+        per_hypothesis[key][label].append(value)
+        negated[label] += bool(NEGATION.search(evidence))
     return {
         "pairs": {label: len(values) for label, values in by_label.items()},
         "overlap_mean": {label: round(statistics.mean(v), 3) for label, v in by_label.items() if v},

@@ -468,10 +468,8 @@ def by_stratum(labels: Sequence[str], scores: np.ndarray, strata: Sequence[str])
     (:func:`groundjudge.metrics.stratified_roc_auc`, grounded ranked above ungrounded as in the rows); unscored
     pairs left out."""
     keep = [i for i, value in enumerate(scores) if not np.isnan(value)]
-    out = stratified_roc_auc([labels[i] == GROUNDED for i in keep], [float(scores[i]) for i in keep],
-                             [strata[i] for i in keep])
-    negatives = sum(labels[i] != GROUNDED and strata[i] == out["most_negative_stratum"] for i in keep)
-    return {**out, "most_negative_stratum_rows": negatives}
+    return stratified_roc_auc([labels[i] == GROUNDED for i in keep], [float(scores[i]) for i in keep],
+                              [strata[i] for i in keep])
 
 
 def set_rows(data: SetData, scores: dict[str, dict[str, np.ndarray]], seed: int, n_boot: int,
