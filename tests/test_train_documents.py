@@ -17,7 +17,8 @@ from tiny_models import minilm_bert
 
 from groundjudge.cli import main
 from groundjudge.local_nli.doc_evidence import MISSED
-from groundjudge.local_nli.doc_pairs import DocPair, UnitPairs
+from groundjudge.local_nli.doc_negatives import narrowed_lists
+from groundjudge.local_nli.doc_pairs import DocPair, UnitPairs, unit_pairs
 from groundjudge.local_nli.doc_sources import read_documents
 from groundjudge.local_nli.doc_store import UNITS_FILE, read_units
 from groundjudge.local_nli.pairs import EvidenceIndex, context_sentences
@@ -122,6 +123,9 @@ EXPECTED_CHECKS = {
     "sentence": (), "fusion2": (), "fusion3": (), "paraphrase:rule": ("differs", "keeps_meaning"),
     "detail": ("differs", "fluency", "not_in_document", "new_detail"), "removed_support": ("support_removed",),
 }
+SCOPE_CHECKS = {"scope:subset": ("differs",)}
+"""The scope pairs' checks (the contract and news documents have no list; the lists test below makes them)."""
+SUPPORTED_KINDS = ("sentence", "fusion2", "fusion3", "paraphrase:rule", "scope:subset")
 
 
 def test_pairs_of_every_kind_are_written_with_their_checks(tmp_path):
@@ -134,10 +138,9 @@ def test_pairs_of_every_kind_are_written_with_their_checks(tmp_path):
     kinds = {p.kind for p in pairs}
     assert set(EXPECTED_CHECKS) <= kinds and any(k.startswith("edit:") for k in kinds), kinds
     for pair in pairs:
-        expected = EXPECTED_CHECKS.get(pair.kind, ("differs", "fluency", "not_in_document"))
+        expected = {**EXPECTED_CHECKS, **SCOPE_CHECKS}.get(pair.kind, ("differs", "fluency", "not_in_document"))
         assert pair.checks == expected, pair
-        assert pair.label == ("supported" if pair.kind in ("sentence", "fusion2", "fusion3", "paraphrase:rule")
-                              else "unsupported")
+        assert pair.label == ("supported" if pair.kind in SUPPORTED_KINDS else "unsupported")
         if pair.kind == "removed_support":
             assert pair.removed in pair.support and pair.hypothesis not in pair.premise
         elif pair.kind == "sentence":
@@ -149,6 +152,39 @@ def test_pairs_of_every_kind_are_written_with_their_checks(tmp_path):
         + documents["train_dev_overlap_dropped"] == len(pairs)
     trained = [json.loads(line) for line in (out / "pairs" / "train.jsonl").read_text().splitlines()]
     assert trained and {p["source"].split(":")[0] for p in trained} == {"documents"}
+
+
+LISTS = ("Confidential Information includes technical, financial and commercial information disclosed by Acme Ltd. "
+         "The Recipient may disclose it to its employees, agents and professional advisers who need to know it. "
+         "The fee covers the installation and maintenance of the system at the premises of Beta Corp. "
+         "Nothing in this Agreement limits the rights of either party under the applicable law of England.")
+
+
+def test_a_list_narrowed_to_one_item_is_ungrounded_and_its_open_subset_grounded(tmp_path):
+    """``scope:only`` for each list a list word opens ("only" and the last item), ``scope:subset`` (the last item
+    alone) only for an open list joined by "and"; a list already limited, or a claim that says "only", gives
+    nothing."""
+    found = narrowed_lists("Confidential Information includes technical, financial and commercial information.")
+    assert [(n.text, s.text if s else None, n.rule) for n, s in found] == [
+        ("Confidential Information includes only commercial information.",
+         "Confidential Information includes commercial information.", "scope.only")]
+    (closed, subset), = narrowed_lists("The term means scientific, research or business data of the Field.")
+    assert closed.text == "The term means only business data of the Field." and subset is None
+    assert narrowed_lists("It may use, without limitation, to price lists, customer lists and cost analyses.") == []
+    assert narrowed_lists("The Recipient shall use it only for evaluation, review and analysis.") == []
+    assert narrowed_lists("This Agreement is made between Acme Ltd and Beta Corp.") == []
+    assert narrowed_lists("It applies to the buyer and the seller.") == []      # two items after a preposition
+
+    (tmp_path / "lists.txt").write_text(LISTS, encoding="utf-8")
+    document, = read_documents([str(tmp_path / "lists.txt")]).documents
+    unit = unit_pairs(document, "train", pool=())
+    scope = [p for p in unit.pairs if p.kind.startswith("scope:")]
+    assert {p.kind for p in scope} == {"scope:only", "scope:subset"}
+    for pair in scope:
+        assert pair.checks == SCOPE_CHECKS.get(pair.kind, ("differs", "fluency", "not_in_document"))
+        assert (pair.label == "supported") == (pair.kind == "scope:subset")
+        assert (" only " in pair.hypothesis) == (pair.kind == "scope:only")
+        assert pair.hypothesis not in LISTS
 
 
 @pytest.mark.parametrize(("method", "k", "n"), [("tfidf", 2, 6), ("tfidf", 3, 4),

@@ -1,7 +1,9 @@
-"""Ungrounded claims made from grounded ones by rule: perturb's typed edits (one error of a legal type each) and an
+"""Ungrounded claims made from grounded ones by rule: perturb's typed edits (one error of a legal type each), an
 unsupported detail inserted (a qualifier before a noun, or a phrase that the document never states put before the
-claim's final stop). The third kind, a fused claim whose evidence lost one supporting sentence, changes the premise,
-not the claim: :mod:`~groundjudge.local_nli.doc_pairs` makes it."""
+claim's final stop), and a scope narrowed to one item of a list ("includes A, B and C" -> "includes only C"), with
+its grounded contrast where the list is open (an "includes"-type list cut to its last item, no "only"). The fused
+claim whose evidence lost one supporting sentence changes the premise, not the claim:
+:mod:`~groundjudge.local_nli.doc_pairs` makes it."""
 
 from __future__ import annotations
 
@@ -31,6 +33,21 @@ _FINAL = re.compile(r"[.!?;:]?[\"')\]]*\s*$")
 _THE_NOUN = re.compile(r"\b[Tt]he ([a-z]{4,})\b")
 _TRAILING_PHRASE = re.compile(r"\s((?:in|on|at|for|during|by|under|with|after|before|from|across|through)"
                               r"\s+[\w$%,'-]+(?:\s+[\w$%,'-]+){0,4})[.!?]$")
+_FUNCTION = (r"and|or|only|not|no|nor|is|are|was|were|be|been|being|has|have|had|to|of|in|on|at|by|for|with|from|"
+             r"into|as|if|than|that|which|who|whom|whose|such|shall|will|would|may|might|must|can|could|should|this|"
+             r"these|those|it|he|she|they|we|you|i|his|her|its|their|our|your|the|a|an|any|all|each|other|such")
+_DETERMINER = r"the|its|their|his|her|our|your|a|an|any|all|each"
+_WORD = rf"(?!(?:{_FUNCTION})\b)[A-Za-z][\w'’-]+"
+_ITEM = rf"(?:(?:{_DETERMINER}) )?{_WORD}(?: {_WORD}){{0,2}}"
+"""A list item: an optional determiner and one to three words that are not function words (a clause is no item)."""
+_OPEN = r"includes?|included|including|such\s+as|covers?|covering"
+"""Words that open a list of examples: dropping items keeps the claim true, "only" makes it false."""
+_CLOSED = r"means?|comprises?|comprising|consists?\s+of|namely|to|of|for|with|by"
+"""Words that open a list that is the whole of something (or that a verb applies to): "only" still narrows it."""
+_LIST = re.compile(
+    rf"\b(?P<opener>{_OPEN}|{_CLOSED})\s+(?P<first>{_ITEM})(?P<middle>(?:, (?!(?:and|or)\b){_ITEM})*)"
+    rf"(?P<comma>,?) (?P<conj>and|or) (?P<last>{_WORD})(?![\w)])", re.IGNORECASE)
+_UNLIMITED = re.compile(r"(?:limit\w*|limitation|exclusive\w*|only|solely|exclusively)\W*$", re.IGNORECASE)
 _NOT_NOUNS = frozenset("""same other following above such said most first last next only whole entire event
 extent case purpose time term date parties""".split())
 
@@ -89,4 +106,30 @@ def detail_candidates(text: str, pool: Sequence[str], rng: random.Random) -> lis
     return kept
 
 
-__all__ = ["DETAIL_PHRASES", "QUALIFIERS", "borrowed_phrases", "detail_candidates", "typed_edits"]
+def narrowed_lists(text: str) -> list[tuple[Candidate, Candidate | None]]:
+    """(ungrounded, grounded or None) per list of the claim that a list word opens: the list replaced by "only"
+    and its last item (``scope.only``), and, for a list of examples joined by "and" ("includes", "such as",
+    "covers"), the last item alone (``scope.subset``: still true). Lists of two items count only after such a word
+    or "means"/"comprises"; after a preposition ("to", "of", ...) a list needs three. A list already limited ("not
+    limited to", "only", "exclusively" just before it) is left alone."""
+    out = []
+    for match in _LIST.finditer(text):
+        opener = match.group("opener").lower()
+        two_items = not match.group("middle")
+        if two_items and opener in ("to", "of", "for", "with", "by"):
+            continue
+        if _UNLIMITED.search(text[max(0, match.start() - 40):match.start()]) or re.search(r"\bonly\b", text,
+                                                                                       re.IGNORECASE):
+            continue
+        start, last = match.start("first"), match.start("last")
+        narrowed = replace(text, start, last, "only ", "scope.only")
+        if narrowed is None:
+            continue
+        subset = None
+        if re.fullmatch(_OPEN, opener, re.IGNORECASE) and match.group("conj").lower() == "and":
+            subset = replace(text, start, last, "", "scope.subset")
+        out.append((narrowed, subset))
+    return out
+
+
+__all__ = ["DETAIL_PHRASES", "QUALIFIERS", "borrowed_phrases", "detail_candidates", "narrowed_lists", "typed_edits"]

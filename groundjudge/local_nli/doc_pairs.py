@@ -9,6 +9,9 @@ two or three sentences) whose selected evidence holds all its supporting sentenc
 * a rule paraphrase when one passes ``keeps_meaning`` and its evidence holds the support (``paraphrase:rule``);
 * one ungrounded claim against its own evidence: a typed edit (``edit:<type>``) or an inserted detail
   (``detail``), whichever comes first in a seeded order and passes its checks;
+* where a list word opens a list in the claim, its scope narrowed: ``scope:only`` ("includes A, B and C" ->
+  "includes only C", ungrounded, checked as an edit), and for an open list joined by "and" the grounded contrast
+  ``scope:subset`` ("includes C": fewer items, no "only");
 * for a fusion, the hard negative ``removed_support``: the same claim against its evidence with one supporting
   sentence taken out of the document (the next-best match in its place), when ``support_removed`` holds.
 
@@ -39,7 +42,7 @@ from groundjudge.local_nli.doc_claims import (
     sentence_claims,
 )
 from groundjudge.local_nli.doc_evidence import MISSED, DocEvidence
-from groundjudge.local_nli.doc_negatives import detail_candidates, typed_edits
+from groundjudge.local_nli.doc_negatives import detail_candidates, narrowed_lists, typed_edits
 from groundjudge.local_nli.doc_sources import Document
 from groundjudge.perturb.engine import seeded
 from groundjudge.text import normalize
@@ -178,6 +181,28 @@ class _Unit:
         else:
             self._detail(claim, place, pool) or self._edit(claim, place)
 
+    def scope(self, claim: Claim, place: str) -> None:
+        """The claim's scope narrowed to one item of a list (``scope:only``), with its grounded contrast when the
+        list is open (``scope:subset``); one list per claim, the first in a seeded order that passes its checks."""
+        found = narrowed_lists(claim.text)
+        seeded(self.seed, self.doc.key, place, "scope").shuffle(found)
+        for narrowed, subset in found:
+            problem = edit_problem(claim.text, narrowed, self.doc.example.context)
+            if problem is not None:
+                self.out.drop("scope:only", problem)
+                continue
+            if not self.add(DocPair(self.evidence.premise(narrowed.text), narrowed.text, "unsupported", "scope:only",
+                                    narrowed.rule, ("differs", "fluency", "not_in_document"), claim.support)):
+                continue
+            if subset is not None:
+                premise = self.evidence.supported_premise(subset.text, claim.support)
+                if premise is None:
+                    self.out.drop("scope:subset", MISSED)
+                else:
+                    self.add(DocPair(premise, subset.text, "supported", "scope:subset", subset.rule, ("differs",),
+                                     claim.support))
+            return
+
     def removal(self, claim: Claim, place: str) -> None:
         """The fused claim against its evidence selected from the document without one supporting sentence."""
         order = list(range(len(claim.support)))
@@ -210,6 +235,7 @@ def unit_pairs(doc: Document, split: str, pool: Sequence[str], evidence: DocEvid
         unit.positive(claim, premise)
         unit.paraphrase(claim, place)
         unit.negative(claim, place, lent)
+        unit.scope(claim, place)
         if claim.parts:
             unit.removal(claim, place)
     return unit.out
