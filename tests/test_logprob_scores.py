@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+import subprocess
+import sys
 
 import pytest
 from conftest import cli, qa_rows, write_jsonl
@@ -92,6 +94,43 @@ def test_cached_logprob_calls_replay_the_same_scores_without_a_request(llm_serve
     assert len(llm_server.requests) == sent
     assert second.calls[0].cached and second.verdict.score == first.verdict.score
     assert second.calls[0].logprobs == first.calls[0].logprobs
+
+
+CACHED_RUN = """
+import asyncio, json, sys
+from groundjudge.judges import build_judge
+from groundjudge.llm import CallCache, LLMService
+from groundjudge.types import Example
+example = Example(**json.loads(sys.argv[2]))
+out = {}
+for spec in json.loads(sys.argv[3]):
+    judge, _ = build_judge(spec, service=LLMService(cache=CallCache(sys.argv[1])))
+    result = asyncio.run(judge.judge(example))
+    out[spec] = [result.verdict.score, all(call.cached for call in result.calls), len(result.calls)]
+out["litellm"] = "litellm" in sys.modules
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.slow
+def test_a_run_from_the_cache_does_not_import_litellm_to_ask_for_logprobs(llm_server, tmp_path):
+    """Whether to ask for log-probabilities is part of a call's cache key, and litellm's answer (seconds to import)
+    is kept in the call cache: a fresh process that judges from the cache gets the same scores, sends nothing and
+    never imports litellm."""
+    specs = [llm(llm_server, "direct", "score=logprobs"), llm(llm_server, "claims", "score=logprobs")]
+    first = {}
+    for spec in specs:
+        judge, _ = build_judge(spec, service=LLMService(cache=CallCache(tmp_path / "cache")))
+        first[spec] = run(judge, HALF).verdict.score
+    sent = len(llm_server.requests)
+    done = subprocess.run([sys.executable, "-c", CACHED_RUN, str(tmp_path / "cache"), HALF.model_dump_json(),
+                           json.dumps(specs)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    again = json.loads(done.stdout)
+    assert len(llm_server.requests) == sent and again.pop("litellm") is False
+    for spec in specs:
+        score, cached, calls = again[spec]
+        assert score == pytest.approx(first[spec]) and cached and calls >= 1
 
 
 def test_a_provider_without_logprobs_gives_the_word_in_auto_and_abstains_in_logprobs(llm_server, monkeypatch):

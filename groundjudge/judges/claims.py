@@ -323,7 +323,7 @@ class ClaimsJudge(LLMJudgeSettings):
                            chunks: list, calls: list[LLMCall]) -> tuple[ClaimVerdict, ...] | str:
         """Probability modes: one yes/no call per claim (in order: a local server reuses the shared prefix), each
         claim scored P(supported)."""
-        logprobs = asks_logprobs(self.score, self.model)
+        logprobs = asks_logprobs(self.score, self.model, self.llm.cache)
         verdicts = []
         for text, read in zip(claims, chunks):
             context = [c.text for c in read] if self.evidence == "chunks" else list(example.context)

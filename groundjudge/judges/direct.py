@@ -115,8 +115,9 @@ class DirectJudge(DemonstrationSettings, LLMJudgeSettings):
                      "demos": await self.demo_variables_async(example, self.template)}
         try:
             if self.score != "verbalised":
-                return self._probability_verdict(example, await self.ask_yes_no(
-                    self.template, variables, calls, asks_logprobs(self.score, self.model)), calls, chunks)
+                logprobs = asks_logprobs(self.score, self.model, self.llm.cache)
+                scored = await self.ask_yes_no(self.template, variables, calls, logprobs)
+                return self._probability_verdict(example, scored, calls, chunks)
             passfail = self.output == "passfail" or self.template == "lynx"
             parsed = await self.ask(self.template, variables, LynxOutput if passfail else DirectOutput, calls)
         except ProviderError as err:

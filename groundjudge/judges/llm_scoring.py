@@ -10,9 +10,12 @@ can pass them to the provider and takes the one-word verdict otherwise. Every ve
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from groundjudge.llm.token_scores import supports_logprobs
+
+if TYPE_CHECKING:
+    from groundjudge.llm.cache import CallCache
 
 ScoreMode = Literal["verbalised", "logprobs", "auto"]
 
@@ -24,10 +27,11 @@ Aggregation = Literal["min", "mean", "product"]
 """How claim probabilities make an answer's score: the weakest claim, their (weighted) mean, or their product."""
 
 
-def asks_logprobs(mode: ScoreMode, model: str) -> bool:
+def asks_logprobs(mode: ScoreMode, model: str, cache: CallCache | None = None) -> bool:
     """Whether a call in this mode requests log-probabilities: never for a provider litellm cannot pass them to
-    (it would refuse the call; ``logprobs`` mode then abstains with ``no_logprobs``)."""
-    return mode != "verbalised" and supports_logprobs(model)
+    (it would refuse the call; ``logprobs`` mode then abstains with ``no_logprobs``). ``cache``: the run's call
+    cache, which keeps litellm's answer (see :func:`~groundjudge.llm.token_scores.supports_logprobs`)."""
+    return mode != "verbalised" and supports_logprobs(model, cache)
 
 
 def combined_source(sources: Iterable[str | None]) -> str | None:

@@ -11,13 +11,19 @@ verbalised verdict gives only 0 or 1. When no log-probabilities come back
 
 from __future__ import annotations
 
+import hashlib
+import importlib.metadata
+import json
 import math
 import re
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
 from groundjudge.llm.litellm_module import litellm_module
+
+if TYPE_CHECKING:
+    from groundjudge.llm.cache import CallCache
 
 ScoreSource = Literal["logprobs", "verbalised"]
 """Where a score came from: the first token's probabilities, or the model's one-word verdict."""
@@ -106,13 +112,38 @@ def score_reply(text: str | None, top: dict[str, float] | None) -> TokenScore | 
     return said
 
 
-def supports_logprobs(model: str) -> bool:
+def supports_logprobs(model: str, cache: CallCache | None = None) -> bool:
     """Whether litellm passes ``logprobs`` / ``top_logprobs`` to this model's provider (OpenAI-compatible servers,
-    vLLM and llama.cpp included; not Anthropic, not Ollama)."""
+    vLLM and llama.cpp included; not Anthropic, not Ollama).
+
+    The answer is litellm's, kept in ``cache`` (the run's call cache) under the model and litellm's version: a run
+    whose calls all come from the cache then never imports litellm (seconds per process), and a new litellm asks
+    again."""
+    key = _capability_key(model)
+    if cache is not None:
+        hit = cache.get(key)
+        if hit is not None and isinstance(hit.get("logprobs"), bool):
+            return hit["logprobs"]
     try:
         litellm = litellm_module()
         provider = litellm.get_llm_provider(model)[1]
         params = litellm.get_supported_openai_params(model=model.split("/", 1)[-1], custom_llm_provider=provider)
     except Exception:  # noqa: BLE001 - an unknown provider: do not ask
         return False
-    return bool(params) and "logprobs" in params and "top_logprobs" in params
+    answer = bool(params) and "logprobs" in params and "top_logprobs" in params
+    if cache is not None:
+        cache.put(key, {"capability": "logprobs", "model": model, "litellm": _litellm_version(), "logprobs": answer})
+    return answer
+
+
+def _litellm_version() -> str:
+    try:
+        return importlib.metadata.version("litellm")
+    except importlib.metadata.PackageNotFoundError:
+        return "absent"
+
+
+def _capability_key(model: str) -> str:
+    """The cache key of the logprobs capability of ``model`` under the installed litellm."""
+    payload = {"capability": "logprobs", "model": model, "litellm": _litellm_version()}
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode("utf-8")).hexdigest()
