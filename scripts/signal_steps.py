@@ -22,7 +22,10 @@ untrained ``cosine`` baseline are scored on the parts of each set the model neve
 
 ROC AUC is threshold-free; balanced accuracy is at a threshold chosen on the other fold of documents (two folds
 by a seeded group hash, cross-fitted: every row is scored with a threshold fitted without its document). 95%
-intervals: percentile bootstrap over the rows (``groundjudge.metrics``).
+intervals: percentile bootstrap over the rows (``groundjudge.metrics``). Where the same claims recur across
+documents (ContractNLI's 17 hypotheses), a row also gives ``by_claim``: the AUC pooled, without the claim with the
+most ungrounded rows, and within claims (steps a and b; c and d too where the answers themselves recur, a fixed
+checklist): what one threshold per checklist question could reach, against one threshold for all.
 
 Held-out parts: the model's card says it trained only on what ``groundjudge run --dev-fraction F`` calibrates on
 (``run_dev_fraction``); the rest (the run's test part: 40% of documents by group hash) is used here, and the
@@ -485,6 +488,9 @@ def set_rows(data: SetData, scores: dict[str, dict[str, np.ndarray]], seed: int,
     answer_folds = folds_of([source_group(ex) for ex in data.answers], seed)
     strata = [u.claim for u in data.units]
     repeated = len(set(strata)) < len(strata)   # the same claims across answers: ContractNLI's 17 hypotheses
+    answer_strata = [ex.answer for ex in data.answers]     # a ContractNLI answer is its hypothesis: a checklist
+    answers_repeat = len(set(answer_strata)) < len(answer_strata)
+    claim_strata = [data.items[i][1] for i in known]
     for name, mine in scores.items():
         def row(step: str, labels, values, folds, name: str = name, **extra) -> None:
             tau = (taus or {}).get(name) if not step.startswith("d_lr") else None
@@ -494,10 +500,14 @@ def set_rows(data: SetData, scores: dict[str, dict[str, np.ndarray]], seed: int,
             if step in mine:
                 by_claim = {"by_claim": by_stratum(unit_labels, mine[step], strata)} if repeated else {}
                 row(step, unit_labels, mine[step], unit_folds, **by_claim)
-        row("c", claim_labels_, mine["claims"][known], claim_folds)
+        claim_values = mine["claims"][known]
+        row("c", claim_labels_, claim_values, claim_folds,
+            **({"by_claim": by_stratum(claim_labels_, claim_values, claim_strata)} if answers_repeat else {}))
         features = answer_features(answer_claim_scores(data, mine["claims"]))
-        row("d_min", answer_labels, features[:, 0], answer_folds)
-        row("d_mean", answer_labels, features[:, 1], answer_folds)
+        for step, column in (("d_min", 0), ("d_mean", 1)):
+            row(step, answer_labels, features[:, column], answer_folds,
+                **({"by_claim": by_stratum(answer_labels, features[:, column], answer_strata)} if answers_repeat
+                   else {}))
         row("d_lr_in", answer_labels, crossfit_scores(features, answer_labels, answer_folds,
                                                       lambda: make_aggregator(seed)), answer_folds)
     return rows

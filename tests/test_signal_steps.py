@@ -229,3 +229,19 @@ def test_repeated_claims_get_their_auc_within_claims_and_without_the_most_ungrou
     assert out["most_negative_stratum"] == "b" and out["most_negative_stratum_rows"] == 2   # the unscored row out
     assert out["without_most_negative"] == 1.0
     assert out["pooled"] == pytest.approx(4 / 6)   # 0.3 is below 0.6 and 0.7
+
+
+def test_a_checklist_set_gets_its_claim_and_answer_steps_within_claims_too():
+    """Where answers repeat across documents (ContractNLI's hypotheses), steps c, d_min and d_mean carry the AUC
+    within each repeated answer: a threshold per checklist question could reach it, one threshold cannot."""
+    answers = [Example(id=f"q{i}", context=(DOC,), answer=("Claim A." if i < 6 else "Claim B."),
+                       label="grounded" if i % 2 else "ungrounded", meta={"group": f"doc{i}"}) for i in range(12)]
+    data = S.SetData("checklist", answers, [], [(ex, ex.answer) for ex in answers], list(range(12)),
+                     [ex.label for ex in answers])
+    # within each question the grounded answers score higher, but question B sits above question A as a whole
+    claims = np.array([0.1 * (i % 2) + (0.5 if i >= 6 else 0.0) for i in range(12)])
+    rows = S.set_rows(data, {"m": {"claims": claims}}, seed=0, n_boot=20)
+    within = {r["step"]: r["by_claim"]["within_strata"] for r in rows if "by_claim" in r}
+    assert within == {"c": 1.0, "d_min": 1.0, "d_mean": 1.0}
+    assert all("by_claim" not in r for r in S.set_rows(set_data("one", 12, 0), {"m": {"claims": claims}},
+                                                         seed=0, n_boot=20))
