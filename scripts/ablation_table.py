@@ -7,6 +7,8 @@ run uses it).
         --row "gj-docs3" results/models/gj-docs3/signal_steps.json results/models/gj-docs3/groundjudge_card.json ...
 
 A row whose card is ``-`` is an untrained scorer; the cosine column of the first file gives the cosine row.
+``--within SET`` adds, for a set whose claims recur across documents (ContractNLI's hypotheses), the AUC within
+claims at steps a, b and d (``by_claim`` of the rows): what one threshold per checklist question could reach.
 """
 
 from __future__ import annotations
@@ -24,6 +26,16 @@ def _auc(rows: list[dict], set_name: str, step: str, scorer: str) -> str:
         if row["set"] == set_name and row["step"] == step and row["scorer"] == scorer:
             low, high = row["roc_auc_ci95"]
             return f"{row['roc_auc']:.3f} [{low:.2f}, {high:.2f}]"
+    return "–"
+
+
+WITHIN_STEPS = ("a", "b", "d_min")
+
+
+def _within(rows: list[dict], set_name: str, step: str, scorer: str) -> str:
+    for row in rows:
+        if row["set"] == set_name and row["step"] == step and row["scorer"] == scorer and "by_claim" in row:
+            return f"{row['by_claim']['within_strata']:.3f}"
     return "–"
 
 
@@ -58,10 +70,12 @@ def _time(card: dict) -> str:
     return f"{took}, {steps} steps" if steps else took
 
 
-def table(rows: list[tuple[str, Path, Path | None]]) -> str:
-    """The markdown table of the given (label, signal_steps.json, card or None) rows, then untrained cosine."""
+def table(rows: list[tuple[str, Path, Path | None]], within: tuple[str, ...] = ()) -> str:
+    """The markdown table of the given (label, signal_steps.json, card or None) rows, then untrained cosine;
+    ``within``: sets whose AUC within claims is added (steps a, b, d)."""
     header = ["model", "base", "trained on (train pairs)", "training time, steps", "own dev AUC"]
     header += [f"{s}: {step}" for s in SETS for step in ("a", "d")]
+    header += [f"{s} within claims: {step.removesuffix('_min')}" for s in within for step in WITHIN_STEPS]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     cosine_rows: list[dict] | None = None
     for label, steps_path, card_path in rows:
@@ -72,10 +86,12 @@ def table(rows: list[tuple[str, Path, Path | None]]) -> str:
         base = str(card.get("base", "–")).replace("sentence-transformers/", "")
         cells = [label, base, _sources(card) if card else "–", _time(card) if card else "–", _dev_auc(card)]
         cells += [_auc(data["rows"], s, step, scorer) for s in SETS for step, _ in STEPS]
+        cells += [_within(data["rows"], s, step, scorer) for s in within for step in WITHIN_STEPS]
         lines.append("| " + " | ".join(cells) + " |")
     if cosine_rows:
         cells = ["cosine (untrained)", "all-MiniLM-L6-v2", "–", "–", "–"]
         cells += [_auc(cosine_rows, s, step, cosine_rows[0]["scorer"]) for s in SETS for step, _ in STEPS]
+        cells += [_within(cosine_rows, s, step, cosine_rows[0]["scorer"]) for s in within for step in WITHIN_STEPS]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
@@ -85,10 +101,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--row", nargs=3, action="append", required=True, metavar=("LABEL", "STEPS_JSON", "CARD"),
                         help="a model: its label, its signal_steps.json and its card ('-' for none)")
+    parser.add_argument("--within", nargs="+", default=[], choices=SETS, metavar="SET",
+                        help="add the AUC within claims (steps a, b, d) of these sets")
     parser.add_argument("--out", type=Path, help="write the table here as well")
     args = parser.parse_args()
     rows = [(label, Path(steps), None if card == "-" else Path(card)) for label, steps, card in args.row]
-    text = table(rows)
+    text = table(rows, tuple(args.within))
     print(text, end="")
     if args.out:
         args.out.write_text(text)

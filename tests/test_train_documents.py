@@ -155,7 +155,7 @@ def test_pairs_of_every_kind_are_written_with_their_checks(tmp_path):
 
 
 LISTS = ("Confidential Information includes technical, financial and commercial information disclosed by Acme Ltd. "
-         "The Recipient may disclose it to its employees, agents and professional advisers who need to know it. "
+         "The Recipient may disclose it to persons such as its employees, agents and advisers who need to know it. "
          "The fee covers the installation and maintenance of the system at the premises of Beta Corp. "
          "Nothing in this Agreement limits the rights of either party under the applicable law of England.")
 
@@ -173,7 +173,8 @@ def test_a_list_narrowed_to_one_item_is_ungrounded_and_its_open_subset_grounded(
     assert narrowed_lists("It may use, without limitation, to price lists, customer lists and cost analyses.") == []
     assert narrowed_lists("The Recipient shall use it only for evaluation, review and analysis.") == []
     assert narrowed_lists("This Agreement is made between Acme Ltd and Beta Corp.") == []
-    assert narrowed_lists("It applies to the buyer and the seller.") == []      # two items after a preposition
+    assert narrowed_lists("It applies to the buyer, the seller and their agents.") == []     # after a preposition
+    assert narrowed_lists("It includes the right to review, copy and return the documents.") == []   # a clause
 
     (tmp_path / "lists.txt").write_text(LISTS, encoding="utf-8")
     document, = read_documents([str(tmp_path / "lists.txt")]).documents

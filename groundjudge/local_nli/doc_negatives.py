@@ -38,12 +38,13 @@ _FUNCTION = (r"and|or|only|not|no|nor|is|are|was|were|be|been|being|has|have|had
              r"these|those|it|he|she|they|we|you|i|his|her|its|their|our|your|the|a|an|any|all|each|other|such")
 _DETERMINER = r"the|its|their|his|her|our|your|a|an|any|all|each"
 _WORD = rf"(?!(?:{_FUNCTION})\b)[A-Za-z][\w'’-]+"
-_ITEM = rf"(?:(?:{_DETERMINER}) )?{_WORD}(?: {_WORD}){{0,2}}"
-"""A list item: an optional determiner and one to three words that are not function words (a clause is no item)."""
+_ITEM = rf"(?:(?:{_DETERMINER}) )?{_WORD}(?: {_WORD})?"
+"""A list item: an optional determiner and one or two words that are not function words (a clause is no item)."""
 _OPEN = r"includes?|included|including|such\s+as|covers?|covering"
 """Words that open a list of examples: dropping items keeps the claim true, "only" makes it false."""
-_CLOSED = r"means?|comprises?|comprising|consists?\s+of|namely|to|of|for|with|by"
-"""Words that open a list that is the whole of something (or that a verb applies to): "only" still narrows it."""
+_CLOSED = r"means?|comprises?|comprising|consists?\s+of|namely"
+"""Words that open a list that is the whole of something: "only" still narrows it. (After a preposition a list is
+as often a run of verbs or clauses, "to review, copy and return", as of items: not used.)"""
 _LIST = re.compile(
     rf"\b(?P<opener>{_OPEN}|{_CLOSED})\s+(?P<first>{_ITEM})(?P<middle>(?:, (?!(?:and|or)\b){_ITEM})*)"
     rf"(?P<comma>,?) (?P<conj>and|or) (?P<last>{_WORD})(?![\w)])", re.IGNORECASE)
@@ -107,17 +108,13 @@ def detail_candidates(text: str, pool: Sequence[str], rng: random.Random) -> lis
 
 
 def narrowed_lists(text: str) -> list[tuple[Candidate, Candidate | None]]:
-    """(ungrounded, grounded or None) per list of the claim that a list word opens: the list replaced by "only"
-    and its last item (``scope.only``), and, for a list of examples joined by "and" ("includes", "such as",
-    "covers"), the last item alone (``scope.subset``: still true). Lists of two items count only after such a word
-    or "means"/"comprises"; after a preposition ("to", "of", ...) a list needs three. A list already limited ("not
-    limited to", "only", "exclusively" just before it) is left alone."""
+    """(ungrounded, grounded or None) per list of the claim that a list word opens ("includes", "such as",
+    "covers", "means", "comprises", ...): the list replaced by "only" and its last item (``scope.only``), and, for
+    a list of examples joined by "and" ("includes", "such as", "covers"), the last item alone (``scope.subset``:
+    still true). A list already limited ("not limited to", "only", "exclusively" just before it) is left alone."""
     out = []
     for match in _LIST.finditer(text):
         opener = match.group("opener").lower()
-        two_items = not match.group("middle")
-        if two_items and opener in ("to", "of", "for", "with", "by"):
-            continue
         if _UNLIMITED.search(text[max(0, match.start() - 40):match.start()]) or re.search(r"\bonly\b", text,
                                                                                        re.IGNORECASE):
             continue
