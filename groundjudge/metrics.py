@@ -326,7 +326,10 @@ def stratified_roc_auc(positive: Sequence[bool], scores: Sequence[float], strata
     """ROC AUC of ``scores`` for ``positive`` pooled, without the stratum holding the most negatives, and within
     strata (the pair-weighted mean AUC over the strata that have both classes): how much of a pooled figure is the
     mix of strata with different base rates (e.g. ContractNLI's 17 hypotheses). The stratum left out and its
-    negatives are named; a figure that cannot be computed (one class only) is None."""
+    negatives are named; a figure that cannot be computed (one class only) is None. ``pooled_stratum_quantiles``:
+    the pooled AUC once every score is replaced by its quantile among its own stratum's scores, a normalisation
+    that reads no label (what a fixed checklist's per-question normalisation would give)."""
+    from scipy.stats import rankdata
     from sklearn.metrics import roc_auc_score
 
     y, s, groups = np.asarray(positive, dtype=bool), np.asarray(scores, dtype=float), np.asarray(strata)
@@ -338,7 +341,13 @@ def stratified_roc_auc(positive: Sequence[bool], scores: Sequence[float], strata
     top = str(names[np.argmax(negatives)]) if len(names) else None
     top_rows = int(negatives.max()) if len(names) else 0
     within = [(value, int(rows.sum())) for g in np.unique(groups) if (value := auc(rows := groups == g)) is not None]
-    return {"pooled": auc(np.ones(len(y), dtype=bool)), "most_negative_stratum": top,
+    quantiles = np.empty(len(s))
+    for g in np.unique(groups):
+        rows = groups == g
+        quantiles[rows] = (rankdata(s[rows]) - 0.5) / rows.sum()
+    pooled_quantiles = float(roc_auc_score(y, quantiles)) if len(set(y.tolist())) == 2 else None
+    return {"pooled": auc(np.ones(len(y), dtype=bool)), "pooled_stratum_quantiles": pooled_quantiles,
+            "most_negative_stratum": top,
             "most_negative_stratum_rows": top_rows,
             "without_most_negative": auc(groups != top) if top is not None else None,
             "within_strata": sum(a * n for a, n in within) / sum(n for _, n in within) if within else None,

@@ -229,6 +229,7 @@ def test_repeated_claims_get_their_auc_within_claims_and_without_the_most_ungrou
     assert out["most_negative_stratum"] == "b" and out["most_negative_stratum_rows"] == 2   # the unscored row out
     assert out["without_most_negative"] == 1.0
     assert out["pooled"] == pytest.approx(4 / 6)   # 0.3 is below 0.6 and 0.7
+    assert out["pooled_stratum_quantiles"] == 1.0   # as quantiles of their own claim's scores, no label read
 
 
 def test_a_checklist_set_gets_its_claim_and_answer_steps_within_claims_too():
