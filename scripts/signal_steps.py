@@ -466,13 +466,40 @@ def evidence_recall(data: SetData, card: CardInput) -> dict:
     return out
 
 
-def by_stratum(labels: Sequence[str], scores: np.ndarray, strata: Sequence[str]) -> dict:
-    """ROC AUC pooled, without the claim with the most ungrounded rows, and within claims
-    (:func:`groundjudge.metrics.stratified_roc_auc`, grounded ranked above ungrounded as in the rows); unscored
-    pairs left out."""
+def per_claim_crossfit(scores: np.ndarray, labels: Sequence[str], folds: np.ndarray,
+                       strata: Sequence[str]) -> list[str]:
+    """Each row decided with a threshold fitted on the other fold's rows *of its own claim*; where those hold one
+    class only, the threshold fitted on the other fold's rows of every claim (as :func:`crossfit_labels`)."""
+    labels, strata = np.asarray(labels), np.asarray(strata)
+    predicted = np.array(crossfit_labels(scores, list(labels), folds)[0], dtype=object)
+    for claim in np.unique(strata):
+        mine = strata == claim
+        for fold in (0, 1):
+            fit, apply = mine & (folds != fold), mine & (folds == fold)
+            if apply.any() and len(set(labels[fit])) == 2:
+                threshold, _ = fit_threshold(list(scores[fit]), list(labels[fit]))
+                predicted[apply] = np.where(scores[apply] >= threshold, GROUNDED, UNGROUNDED)
+    return list(predicted)
+
+
+def by_stratum(labels: Sequence[str], scores: np.ndarray, strata: Sequence[str],
+               folds: np.ndarray | None = None) -> dict:
+    """ROC AUC pooled, without the claim with the most ungrounded rows, within claims and pooled over per-claim
+    quantiles (:func:`groundjudge.metrics.stratified_roc_auc`, grounded ranked above ungrounded as in the rows);
+    with ``folds``, balanced accuracy at one cross-fitted threshold and at a cross-fitted threshold per claim
+    (labels of the other fold's rows of the same claim). Unscored pairs left out."""
     keep = [i for i, value in enumerate(scores) if not np.isnan(value)]
-    return stratified_roc_auc([labels[i] == GROUNDED for i in keep], [float(scores[i]) for i in keep],
-                              [strata[i] for i in keep])
+    out = stratified_roc_auc([labels[i] == GROUNDED for i in keep], [float(scores[i]) for i in keep],
+                             [strata[i] for i in keep])
+    if folds is not None:
+        kept_labels = [labels[i] for i in keep]
+        kept_scores, kept_folds = np.asarray([scores[i] for i in keep], dtype=float), folds[keep]
+        one = crossfit_labels(kept_scores, kept_labels, kept_folds)[0]
+        per_claim = per_claim_crossfit(kept_scores, kept_labels, kept_folds, [strata[i] for i in keep])
+        out.update(balanced_accuracy_one_threshold=classification_metrics(kept_labels, one)["balanced_accuracy"],
+                   balanced_accuracy_per_claim_threshold=classification_metrics(kept_labels,
+                                                                                per_claim)["balanced_accuracy"])
+    return out
 
 
 def set_rows(data: SetData, scores: dict[str, dict[str, np.ndarray]], seed: int, n_boot: int,
@@ -498,16 +525,18 @@ def set_rows(data: SetData, scores: dict[str, dict[str, np.ndarray]], seed: int,
                          **summarize(labels, np.asarray(values, dtype=float), folds, seed, n_boot, tau), **extra})
         for step in ("a", "b"):
             if step in mine:
-                by_claim = {"by_claim": by_stratum(unit_labels, mine[step], strata)} if repeated else {}
+                by_claim = ({"by_claim": by_stratum(unit_labels, mine[step], strata, unit_folds)} if repeated
+                            else {})
                 row(step, unit_labels, mine[step], unit_folds, **by_claim)
         claim_values = mine["claims"][known]
         row("c", claim_labels_, claim_values, claim_folds,
-            **({"by_claim": by_stratum(claim_labels_, claim_values, claim_strata)} if answers_repeat else {}))
+            **({"by_claim": by_stratum(claim_labels_, claim_values, claim_strata, claim_folds)} if answers_repeat
+               else {}))
         features = answer_features(answer_claim_scores(data, mine["claims"]))
         for step, column in (("d_min", 0), ("d_mean", 1)):
             row(step, answer_labels, features[:, column], answer_folds,
-                **({"by_claim": by_stratum(answer_labels, features[:, column], answer_strata)} if answers_repeat
-                   else {}))
+                **({"by_claim": by_stratum(answer_labels, features[:, column], answer_strata, answer_folds)}
+                   if answers_repeat else {}))
         row("d_lr_in", answer_labels, crossfit_scores(features, answer_labels, answer_folds,
                                                       lambda: make_aggregator(seed)), answer_folds)
     return rows

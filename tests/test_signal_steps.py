@@ -246,3 +246,18 @@ def test_a_checklist_set_gets_its_claim_and_answer_steps_within_claims_too():
     assert within == {"c": 1.0, "d_min": 1.0, "d_mean": 1.0}
     assert all("by_claim" not in r for r in S.set_rows(set_data("one", 12, 0), {"m": {"claims": claims}},
                                                          seed=0, n_boot=20))
+
+
+def test_a_threshold_per_claim_is_fitted_on_the_other_fold_of_the_same_claim():
+    """Two questions whose scores sit at different heights: one cross-fitted threshold cannot serve both, one per
+    question (fitted on the other documents' rows of that question) can; a question whose other fold has one class
+    falls back to the shared threshold."""
+    strata = ["A"] * 8 + ["B"] * 8
+    labels = [S.GROUNDED if i % 2 else S.UNGROUNDED for i in range(16)]
+    scores = np.array([0.1 + 0.1 * (i % 2) + (0.6 if i >= 8 else 0.0) for i in range(16)])
+    folds = np.array([(i // 2) % 2 for i in range(16)])     # both labels of both questions in each fold
+    out = S.by_stratum(labels, scores, strata, folds)
+    assert out["balanced_accuracy_per_claim_threshold"] == 1.0
+    assert out["balanced_accuracy_one_threshold"] < 1.0
+    lonely = S.per_claim_crossfit(scores, labels, folds, ["A"] * 15 + ["C"])
+    assert lonely[15] == S.crossfit_labels(scores, labels, folds)[0][15]
