@@ -57,11 +57,14 @@ def cluster():
         signal.signal(sig, handler)
 
 
-def _slowed(server, delay: float = 0.15, log: list | None = None):
-    """The oracle, each reply delayed (and its arrival time logged)."""
+def _slowed(server, delay: float = 0.15, log: list | None = None, hold: tuple | None = None):
+    """The oracle, each reply delayed (and its arrival time logged); ``hold`` = (started, done) events: a request
+    that arrives after ``started`` is set waits until ``done`` is (at most 30 s, half the client's timeout)."""
     def respond(request):
         if log is not None:
             log.append(time.monotonic())
+        if hold is not None and hold[0].is_set():
+            hold[1].wait(30)
         reply = oracle_responder(request)
         reply.delay = delay
         return reply
@@ -153,12 +156,13 @@ def test_a_worker_node_dying_mid_run_loses_and_repeats_nothing(cluster, llm_serv
     reference = groundjudge.evaluate(str(data), judges=[spec], out=tmp_path / "local", concurrency=1, **options)
     calls_in_process = len(llm_server.requests)
     llm_server.requests.clear()
-    _slowed(llm_server, delay=0.3)
-    removed = threading.Event()
+    removing, removed = threading.Event(), threading.Event()
+    _slowed(llm_server, delay=0.3, hold=(removing, removed))   # no reply while the node is being removed
 
     def remove():   # a worker node on which a judge actor runs
         from ray._private.state import actors
 
+        removing.set()
         busy = {a["Address"]["NodeID"] for a in actors().values()
                 if a["ActorClassName"] == "LLMJudgeWorker" and a["State"] == "ALIVE"}
         cluster.remove_node(next(node for node in cluster.worker_nodes if node.node_id in busy))
@@ -167,8 +171,9 @@ def test_a_worker_node_dying_mid_run_loses_and_repeats_nothing(cluster, llm_serv
     out = tmp_path / "ray"
     watcher = _when_written(out / "records.jsonl", 2, remove)
     try:
-        # one answer at a time per actor: the run lasts seconds after its first records, time for the node to go
-        # (at the default concurrency every batch is in flight at once and the records come in one burst at the end)
+        # one answer at a time per actor: the run lasts seconds after its first records, and the replies wait while
+        # the node goes (under load, removing a node took longer than the rest of the run); at the default
+        # concurrency every batch would be in flight at once and the records would come in one burst at the end
         groundjudge.evaluate(str(data), judges=[spec], out=out, engine="ray", ray_batch=2, concurrency=1, **options)
         watcher.join(timeout=60)
         assert removed.is_set(), "the run ended before the node was removed"
