@@ -466,6 +466,12 @@ def evidence_recall(data: SetData, card: CardInput) -> dict:
     return out
 
 
+def recurring(strata: Sequence[str]) -> bool:
+    """Whether the rows are a checklist: each claim recurs on average (at most half as many distinct claims as
+    rows), not a few repeated sentences among distinct ones (SummEdits' siblings share some)."""
+    return 2 * len(set(strata)) <= len(strata)
+
+
 def per_claim_crossfit(scores: np.ndarray, labels: Sequence[str], folds: np.ndarray,
                        strata: Sequence[str]) -> list[str]:
     """Each row decided with a threshold fitted on the other fold's rows *of its own claim*; where those hold one
@@ -514,9 +520,9 @@ def set_rows(data: SetData, scores: dict[str, dict[str, np.ndarray]], seed: int,
     answer_labels = [ex.label for ex in data.answers]
     answer_folds = folds_of([source_group(ex) for ex in data.answers], seed)
     strata = [u.claim for u in data.units]
-    repeated = len(set(strata)) < len(strata)   # the same claims across answers: ContractNLI's 17 hypotheses
+    repeated = recurring(strata)         # the same claims across answers: ContractNLI's 17 hypotheses
     answer_strata = [ex.answer for ex in data.answers]     # a ContractNLI answer is its hypothesis: a checklist
-    answers_repeat = len(set(answer_strata)) < len(answer_strata)
+    answers_repeat = recurring(answer_strata)
     claim_strata = [data.items[i][1] for i in known]
     for name, mine in scores.items():
         def row(step: str, labels, values, folds, name: str = name, **extra) -> None:

@@ -261,3 +261,7 @@ def test_a_threshold_per_claim_is_fitted_on_the_other_fold_of_the_same_claim():
     assert out["balanced_accuracy_one_threshold"] < 1.0
     lonely = S.per_claim_crossfit(scores, labels, folds, ["A"] * 15 + ["C"])
     assert lonely[15] == S.crossfit_labels(scores, labels, folds)[0][15]
+
+
+def test_a_few_repeated_sentences_are_no_checklist():
+    assert S.recurring(["A", "B"] * 5) and not S.recurring(["A", "A", "B", "C", "D", "E"])
