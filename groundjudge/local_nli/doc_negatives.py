@@ -35,7 +35,7 @@ _TRAILING_PHRASE = re.compile(r"\s((?:in|on|at|for|during|by|under|with|after|be
                               r"\s+[\w$%,'-]+(?:\s+[\w$%,'-]+){0,4})[.!?]$")
 _FUNCTION = (r"and|or|only|not|no|nor|is|are|was|were|be|been|being|has|have|had|to|of|in|on|at|by|for|with|from|"
              r"into|as|if|than|that|which|who|whom|whose|such|shall|will|would|may|might|must|can|could|should|this|"
-             r"these|those|it|he|she|they|we|you|i|his|her|its|their|our|your|the|a|an|any|all|each|other|such")
+             r"these|those|it|he|she|they|we|you|i|his|her|its|their|our|your|the|a|an|any|all|each|other")
 _DETERMINER = r"the|its|their|his|her|our|your|a|an|any|all|each"
 _WORD = rf"(?!(?:{_FUNCTION})\b)[A-Za-z][\w'’-]+"
 _ITEM = rf"(?:(?:{_DETERMINER}) )?{_WORD}(?: {_WORD})?"
@@ -112,11 +112,12 @@ def narrowed_lists(text: str) -> list[tuple[Candidate, Candidate | None]]:
     "covers", "means", "comprises", ...): the list replaced by "only" and its last item (``scope.only``), and, for
     a list of examples joined by "and" ("includes", "such as", "covers"), the last item alone (``scope.subset``:
     still true). A list already limited ("not limited to", "only", "exclusively" just before it) is left alone."""
+    if re.search(r"\bonly\b", text, re.IGNORECASE):
+        return []   # the claim limits something already
     out = []
     for match in _LIST.finditer(text):
         opener = match.group("opener").lower()
-        if _UNLIMITED.search(text[max(0, match.start() - 40):match.start()]) or re.search(r"\bonly\b", text,
-                                                                                       re.IGNORECASE):
+        if _UNLIMITED.search(text[max(0, match.start() - 40):match.start()]):
             continue
         start, last = match.start("first"), match.start("last")
         narrowed = replace(text, start, last, "only ", "scope.only")
