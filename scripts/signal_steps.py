@@ -472,12 +472,15 @@ def recurring(strata: Sequence[str]) -> bool:
     return 2 * len(set(strata)) <= len(strata)
 
 
-def per_claim_crossfit(scores: np.ndarray, labels: Sequence[str], folds: np.ndarray,
-                       strata: Sequence[str]) -> list[str]:
+def per_claim_crossfit(scores: np.ndarray, labels: Sequence[str], folds: np.ndarray, strata: Sequence[str],
+                       shared: Sequence[str] | None = None) -> list[str]:
     """Each row decided with a threshold fitted on the other fold's rows *of its own claim*; where those hold one
-    class only, the threshold fitted on the other fold's rows of every claim (as :func:`crossfit_labels`)."""
+    class only, the threshold fitted on the other fold's rows of every claim (``shared``: those decisions, when
+    already made by :func:`crossfit_labels`)."""
     labels, strata = np.asarray(labels), np.asarray(strata)
-    predicted = np.array(crossfit_labels(scores, list(labels), folds)[0], dtype=object)
+    if shared is None:
+        shared = crossfit_labels(scores, list(labels), folds)[0]
+    predicted = np.array(shared, dtype=object)
     for claim in np.unique(strata):
         mine = strata == claim
         for fold in (0, 1):
@@ -501,7 +504,7 @@ def by_stratum(labels: Sequence[str], scores: np.ndarray, strata: Sequence[str],
         kept_labels = [labels[i] for i in keep]
         kept_scores, kept_folds = np.asarray([scores[i] for i in keep], dtype=float), folds[keep]
         one = crossfit_labels(kept_scores, kept_labels, kept_folds)[0]
-        per_claim = per_claim_crossfit(kept_scores, kept_labels, kept_folds, [strata[i] for i in keep])
+        per_claim = per_claim_crossfit(kept_scores, kept_labels, kept_folds, [strata[i] for i in keep], one)
         out.update(balanced_accuracy_one_threshold=classification_metrics(kept_labels, one)["balanced_accuracy"],
                    balanced_accuracy_per_claim_threshold=classification_metrics(kept_labels,
                                                                                 per_claim)["balanced_accuracy"])

@@ -119,7 +119,8 @@ def supports_logprobs(model: str, cache: CallCache | None = None) -> bool:
     The answer is litellm's, kept in ``cache`` (the run's call cache) under the model and litellm's version: a run
     whose calls all come from the cache then never imports litellm (seconds per process), and a new litellm asks
     again."""
-    key = _capability_key(model)
+    version = _litellm_version()
+    key = _capability_key(model, version)
     if cache is not None:
         hit = cache.get(key)
         if hit is not None and isinstance(hit.get("logprobs"), bool):
@@ -132,7 +133,7 @@ def supports_logprobs(model: str, cache: CallCache | None = None) -> bool:
         return False
     answer = bool(params) and "logprobs" in params and "top_logprobs" in params
     if cache is not None:
-        cache.put(key, {"capability": "logprobs", "model": model, "litellm": _litellm_version(), "logprobs": answer})
+        cache.put(key, {"capability": "logprobs", "model": model, "litellm": version, "logprobs": answer})
     return answer
 
 
@@ -143,7 +144,7 @@ def _litellm_version() -> str:
         return "absent"
 
 
-def _capability_key(model: str) -> str:
-    """The cache key of the logprobs capability of ``model`` under the installed litellm."""
-    payload = {"capability": "logprobs", "model": model, "litellm": _litellm_version()}
+def _capability_key(model: str, version: str) -> str:
+    """The cache key of the logprobs capability of ``model`` under litellm ``version``."""
+    payload = {"capability": "logprobs", "model": model, "litellm": version}
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode("utf-8")).hexdigest()
