@@ -264,9 +264,11 @@ class Windows:
 
     oracle = None
 
-    def __init__(self, engine, score_pairs: PairFn, top_k: int = 3, window_tokens: int = 128) -> None:
-        """``engine``: the loaded NLIModel (its tokenizer sizes the windows)."""
+    def __init__(self, engine, score_pairs: PairFn, top_k: int = 3, window_tokens: int = 128,
+                 embedder: str = EMBEDDER) -> None:
+        """``engine``: the loaded NLIModel (its tokenizer sizes the windows); ``embedder`` ranks the windows."""
         self.engine, self.score_pairs, self.top_k, self.window_tokens = engine, score_pairs, top_k, window_tokens
+        self.embedder = embedder
 
     def selected(self, items: Sequence[tuple[Example, str]]) -> np.ndarray:
         """Each claim's max over its top-k windows (windows sized per example, as the judge does)."""
@@ -279,7 +281,7 @@ class Windows:
         for rows in by_example.values():
             ex, mine = items[rows[0]][0], [items[r][1] for r in rows]
             wins, selection = claim_windows(ex.context, mine, self.engine, self.top_k, self.window_tokens,
-                                            "embedding", EMBEDDER)
+                                            "embedding", self.embedder)
             for c, w in selection.pairs:
                 premises.append(wins[w].text)
                 claims.append(mine[c])
@@ -608,8 +610,9 @@ def table(rows: Sequence[dict], scorers: Sequence[str]) -> str:
 
 # --- main ------------------------------------------------------------------------------------------------------------
 
-def real_scorers(model: str, indexes: Indexes) -> dict[str, object]:
-    """The trained model with the card's input and with the nli judge's windows, and cosine."""
+def real_scorers(model: str, indexes: Indexes, embedder_name: str = EMBEDDER) -> dict[str, object]:
+    """The trained model with the card's input and with the nli judge's windows, and cosine; ``embedder_name``
+    selects the evidence (both ways) and is cosine's model."""
     from tqdm import tqdm
 
     from groundjudge.judges.crossencoder import CrossEncoderJudge
@@ -617,7 +620,7 @@ def real_scorers(model: str, indexes: Indexes) -> dict[str, object]:
     from groundjudge.local_nli.nli_model import ENTAILMENT
 
     engine = CrossEncoderJudge(model=model).engine()
-    embedder = load_embedder(EMBEDDER)
+    embedder = load_embedder(embedder_name)
 
     def embed(texts: list[str]) -> np.ndarray:
         return embedder.encode(list(texts), batch_size=64, normalize_embeddings=True, convert_to_numpy=True,
@@ -632,7 +635,8 @@ def real_scorers(model: str, indexes: Indexes) -> dict[str, object]:
 
     card_name = f"{Path(model).name} (card input: top-2 sentences)"
     return {card_name: CardInput(score_pairs, indexes),
-            f"{Path(model).name} (nli windows: top-3 x 128 tokens, max)": Windows(engine, score_pairs),
+            f"{Path(model).name} (nli windows: top-3 x 128 tokens, max)": Windows(engine, score_pairs,
+                                                                                  embedder=embedder_name),
             "cosine (untrained)": Cosine(embed)}
 
 
@@ -666,6 +670,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                              "these sets, e.g. from scripts/make_bench_nli_model.py --sets mnli_matched): score the "
                              "part `groundjudge run --dev-fraction F` leaves for test, with the card input's "
                              "embedding evidence (0.6: the same answers as the trained judges)")
+    parser.add_argument("--embedder", default=EMBEDDER, metavar="NAME|DIR",
+                        help="the sentence embedder of evidence selection (card input and nli windows) and of the "
+                             f"cosine baseline (default {EMBEDDER}, the packaged copy)")
     args = parser.parse_args(argv)
     chosen = [s.strip() for s in args.sets.split(",") if s.strip()]
     if unknown := [s for s in chosen if s not in SET_FILES]:
@@ -681,8 +688,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"--model: {args.model}: {err}")
     started = time.perf_counter()
     seen, same_split = trained_groups(card) if card["data"] else (set(), None)
-    indexes = Indexes(card.get("evidence", "tfidf"))
-    scorers = real_scorers(str(model_dir), indexes)
+    embedder = args.embedder if args.embedder == EMBEDDER or Path(args.embedder).is_absolute() \
+        or not (ROOT / args.embedder).is_dir() else str(ROOT / args.embedder)
+    indexes = Indexes(card.get("evidence", "tfidf"), embedder)
+    scorers = real_scorers(str(model_dir), indexes, embedder)
     taus = {next(iter(scorers)): float(card["tau"])} if card.get("tau") is not None else {}
     sets, scores, rows, info = [], {}, [], {}
     for name in chosen:
@@ -710,6 +719,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "command": "GROUNDJUDGE_THREADS={} python scripts/signal_steps.py {}".format(
             os.environ.get("GROUNDJUDGE_THREADS", ""), " ".join(argv if argv is not None else sys.argv[1:])).strip(),
+        "embedder": args.embedder,
         "model": {"path": args.model, "card": card_file.is_file(), "base": card.get("base"),
                   "trained": card.get("date"),
                   "data": [d["file"] for d in card["data"]], "nli_mix": card.get("nli_mix"),

@@ -26,6 +26,7 @@ from filelock import Timeout as LockTimeout
 from pydantic import BaseModel, ValidationError
 
 from groundjudge.local_nli import precision
+from groundjudge.local_nli.user_cache import cache_folder
 
 ENV_CACHE = "GROUNDJUDGE_BACKEND_CACHE"
 """The environment variable naming the cache folder (tests point it at a temporary one)."""
@@ -62,11 +63,7 @@ class CheckRecord(BaseModel):
 
 def cache_dir() -> Path:
     """The folder of the cached checks."""
-    chosen = os.environ.get(ENV_CACHE)
-    if chosen:
-        return Path(chosen)
-    base = os.environ.get("XDG_CACHE_HOME")
-    return (Path(base) if base else Path.home() / ".cache") / "groundjudge" / "backend"
+    return cache_folder(ENV_CACHE, "backend")
 
 
 def model_identity(path: str) -> str:

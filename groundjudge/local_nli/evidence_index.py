@@ -5,6 +5,7 @@ card input build them; :func:`evidence_for` does it for the claims of many answe
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -12,12 +13,15 @@ import numpy as np
 class EvidenceIndex:
     """One context's sentences, ranked against a claim by embedding or TF-IDF cosine."""
 
-    def __init__(self, sentences_: Sequence[str], method: str = "tfidf"):
-        """Index the given context sentences (at least one) for ``method`` ('embedding' or 'tfidf')."""
+    def __init__(self, sentences_: Sequence[str], method: str = "tfidf", model: Any = None):
+        """Index the given context sentences (at least one) for ``method`` ('embedding' or 'tfidf'); ``model``: the
+        sentence embedder of ``embedding`` (a hub name, a folder or an ``EmbedderSpec``; None: the packaged
+        all-MiniLM-L6-v2)."""
         from sklearn.feature_extraction.text import TfidfVectorizer
 
         self.sentences = list(sentences_)
         self.method = method
+        self.model = model
         self._matrix = self._vectorizer = None
         if method == "embedding":
             return
@@ -36,8 +40,9 @@ class EvidenceIndex:
         if self.method == "embedding":
             from groundjudge.local_nli.evidence import embed_claims, embed_context
 
-            vectors = embed_claims(claims) if claim_vectors is None else claim_vectors
-            return vectors @ embed_context(self.sentences).T
+            model = _embedder(self.model)
+            vectors = embed_claims(claims, model) if claim_vectors is None else claim_vectors
+            return vectors @ embed_context(self.sentences, model).T
         if self._matrix is None:
             return np.zeros((len(claims), len(self.sentences)))
         return (self._vectorizer.transform(list(claims)) @ self._matrix.T).toarray()
@@ -74,23 +79,34 @@ def _top(scores: np.ndarray, k: int) -> list[int]:
     return sorted(int(i) for i in np.argsort(-scores, kind="stable")[:max(k, 1)])
 
 
+def _embedder(model: Any) -> Any:
+    """The embedder an index names, the packaged default for None."""
+    if model is not None:
+        return model
+    from groundjudge.local_nli.model import DEFAULT_EMBEDDER
+
+    return DEFAULT_EMBEDDER
+
+
 def evidence_for(items: Sequence[tuple[EvidenceIndex, Sequence[str]]], k: int) -> list[list[str]]:
     """Each item's claims' evidence (:meth:`EvidenceIndex.evidence_many`), for the claims of many answers at
     once: with ``method='embedding'`` every claim of every item and the sentences of every context in one
-    embedder call."""
-    embedded = [claim for index, claims in items if index.method == "embedding" for claim in claims]
-    vectors = None
-    if embedded:
+    embedder call (one per embedder, where the indexes name several)."""
+    by_model: dict[Any, list[int]] = {}
+    for position, (index, _) in enumerate(items):
+        if index.method == "embedding":
+            by_model.setdefault(_embedder(index.model), []).append(position)
+    vectors: dict[int, np.ndarray] = {}
+    for model, positions in by_model.items():
         from groundjudge.local_nli.evidence import embed_claims
 
-        contexts = {id(index): index.sentences for index, _ in items if index.method == "embedding"}
+        claims = [claim for p in positions for claim in items[p][1]]
+        contexts = {id(items[p][0]): items[p][0].sentences for p in positions}
         # one call for the claims and every context's sentences: the sentence vectors stay in the shared vector
         # cache, where each index's own lookup (EvidenceIndex.scores_many) finds them
-        vectors = embed_claims(embedded + [text for sentences in contexts.values() for text in sentences])
-    out, offset = [], 0
-    for index, claims in items:
-        mine = None
-        if index.method == "embedding":
-            mine, offset = vectors[offset:offset + len(claims)], offset + len(claims)
-        out.append(index.evidence_many(claims, k, mine))
-    return out
+        made = embed_claims(claims + [text for sentences in contexts.values() for text in sentences], model)
+        offset = 0
+        for p in positions:
+            count = len(items[p][1])
+            vectors[p], offset = made[offset:offset + count], offset + count
+    return [index.evidence_many(claims, k, vectors.get(p)) for p, (index, claims) in enumerate(items)]

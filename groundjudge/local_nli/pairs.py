@@ -46,6 +46,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 
@@ -135,16 +136,18 @@ def claims_of(example: Example) -> list[str]:
 class EvidenceIndexes:
     """EvidenceIndex per distinct context, built on first use (answers often share a document)."""
 
-    def __init__(self, method: str = "tfidf") -> None:
-        """Rank context sentences by ``method`` ('tfidf' or 'embedding')."""
+    def __init__(self, method: str = "tfidf", model: Any = None) -> None:
+        """Rank context sentences by ``method`` ('tfidf' or 'embedding', by the embedder ``model``: None for the
+        packaged all-MiniLM-L6-v2)."""
         self.method = method
+        self.model = model
         self._items: dict[tuple[str, ...], EvidenceIndex] = {}
 
     def of(self, example: Example) -> EvidenceIndex:
         """The index of the example's context."""
         if example.context not in self._items:
             self._items[example.context] = EvidenceIndex(context_sentences(example) or [example.context_text],
-                                                         self.method)
+                                                         self.method, self.model)
         return self._items[example.context]
 
 

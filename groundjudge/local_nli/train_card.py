@@ -13,6 +13,7 @@ import numpy as np
 
 from groundjudge.local_nli.model import PACKAGED_MODELS, PackagedModel
 from groundjudge.local_nli.pairs import SHORT_ANSWER_WORDS, default_k
+from groundjudge.local_nli.split_packages import SplitZipModel
 from groundjudge.local_nli.train_data import Prepared
 from groundjudge.local_nli.train_loop import Session, is_supported, pair_metrics, supported_index
 from groundjudge.metrics import fit_threshold
@@ -48,9 +49,8 @@ def finalize(session: Session, prepared: Prepared) -> dict[str, Any]:
     return card
 
 
-def _packaged_at(resolved: str | Path) -> PackagedModel | None:
-    where = Path(resolved).expanduser().resolve().parts
-    return next((entry for entry in set(PACKAGED_MODELS.values()) if entry.module in where), None)
+def _packaged_at(resolved: str | Path) -> PackagedModel | SplitZipModel | None:
+    return next((entry for entry in set(PACKAGED_MODELS.values()) if entry.holds(resolved)), None)
 
 
 def base_location(name: str, resolved: str | Path) -> str:
