@@ -79,6 +79,54 @@ def test_the_summary_of_lean_records_is_the_summary_of_the_records(tmp_path):
         [(r.judge, r.example.id, r.result.verdict.label) for r in read_records(records).results]
 
 
+def test_lean_records_keep_every_figure_in_columns_and_about_a_hundred_bytes_per_result(tmp_path):
+    """The columns give back each figure as recorded (None where it was None), per judge in file order, and a
+    result costs no object of its own: a few thousand results read back hold well under 372 bytes each (what one
+    slotted copy per result held)."""
+    data = write_answers(tmp_path / "data.jsonl", 6)
+    out = tmp_path / "run"
+    assert execute(RunOptions(data=[str(data)], judges=[JudgeConfig.from_spec("span"), JudgeConfig.from_spec("quip")],
+                              out=str(out), quiet=True, dev_fraction=0)) == 0
+    lines = (out / "records.jsonl").read_text(encoding="utf-8").splitlines()
+    header, results = lines[0], [json.loads(line) for line in lines[1:]]
+    results[0]["result"]["verdict"]["score"] = None
+    results[0]["result"]["started_at"] = None
+    results[1]["result"]["batch_size"] = 3
+    many = [header]
+    for copy in range(700):   # 700 copies of the 12 results under new ids: 8,400 results of 4,200 answers
+        for result in results:
+            renamed = json.loads(json.dumps(result))
+            renamed["example"]["id"] = f"{result['example']['id']}-{copy}"
+            renamed["result"]["verdict"]["example_id"] = renamed["example"]["id"]
+            many.append(json.dumps(renamed))
+    path = tmp_path / "many.jsonl"
+    path.write_text("\n".join(many) + "\n", encoding="utf-8")
+
+    full = read_records(path).results
+    gc.collect()
+    tracemalloc.start()
+    try:
+        lean = read_lean_records(path)
+        gc.collect()
+        held = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    fields = ("label", "score", "threshold", "path", "abstain_reason", "latency_s", "queue_s",
+              "started_at", "finished_at", "batch_size")
+    def figures(record):
+        verdict, result = record.result.verdict, record.result
+        return (record.judge, record.example.id, record.example.label,
+                *(getattr(verdict if hasattr(verdict, name) else result, name) for name in fields))
+    assert [figures(r) for r in lean.results] == [figures(r) for r in full]
+    assert lean.results[0].result.verdict.score is None and lean.results[0].result.started_at is None
+    assert lean.results[1].result.batch_size == 3 and lean.results[-1].example.id == full[-1].example.id
+    assert [figures(r) for r in lean.results[2:5]] == [figures(r) for r in full[2:5]]
+    grouped = lean.results.by_judge()
+    assert {judge: [r.example.id for r in rows] for judge, rows in grouped.items()} == \
+        {judge: [r.example.id for r in full if r.judge == judge] for judge in ("span", "quip")}
+    assert held / len(full) < 250, held / len(full)
+
+
 def test_a_memory_budget_that_cannot_hold_one_answer_is_one_line_before_anything_is_judged(tmp_path):
     data = write_answers(tmp_path / "data.jsonl", 4)
     out = tmp_path / "run"

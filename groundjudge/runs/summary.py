@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from itertools import combinations
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,7 @@ from groundjudge.runs.agreement import pair_agreement, verdict_shares, verdicts_
 from groundjudge.runs.error_type_stats import error_type_summary, predicted_error_types
 from groundjudge.runs.injection import injection_summaries
 from groundjudge.runs.latency import latency_summary
-from groundjudge.runs.lean_records import read_lean_records
+from groundjudge.runs.lean_records import LeanResults, read_lean_records
 from groundjudge.runs.records import RunRecords
 from groundjudge.runs.stability import stability_summary
 from groundjudge.runs.variants import variant_comparisons
@@ -146,9 +147,12 @@ def summarize(records: RunRecords, n_boot: int = 1000, dawid_skene: bool = False
     """The run summary: data set identity, per-judge metrics, and McNemar between every pair of judges; with
     ``dawid_skene``, also the model-based hint of :mod:`groundjudge.runs.dawid_skene` (three judges or more)."""
     header = records.header
-    by_judge: dict[str, list[ResultRecord]] = {spec.spec: [] for spec in header.judges}
-    for record in records.results:
-        by_judge.setdefault(record.judge, []).append(record)
+    by_judge: dict[str, Sequence[ResultRecord]] = {spec.spec: [] for spec in header.judges}
+    if isinstance(records.results, LeanResults):   # columns: each judge's rows, no object per result
+        by_judge.update(records.results.by_judge())   # type: ignore[arg-type]
+    else:
+        for record in records.results:
+            by_judge.setdefault(record.judge, []).append(record)   # type: ignore[attr-defined]
     thresholds = {}
     for spec in header.judges:
         if spec.calibration is not None:
