@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import subprocess
@@ -10,6 +11,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from cli_forks import ForkedCli
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -56,10 +58,16 @@ def write_jsonl(path: Path, rows: list[dict]) -> Path:
     return path
 
 
+_FORKS = ForkedCli({**os.environ, "COLUMNS": "200"})
+"""This worker's fork server of the groundjudge command (tests/cli_forks.py), started by the first :func:`cli`."""
+atexit.register(_FORKS.close)
+
+
 def cli(*args: str, check: bool = True, timeout: float = 600) -> subprocess.CompletedProcess:
-    """Run the groundjudge command in a subprocess, as a user would."""
-    result = subprocess.run([sys.executable, "-m", "groundjudge.cli", *args], capture_output=True, text=True,
-                            timeout=timeout, cwd=ROOT, env={**os.environ, "COLUMNS": "200"})
+    """Run the groundjudge command in its own process, as a user would: forked from a process that has imported it
+    once (tests/cli_forks.py; ``GROUNDJUDGE_TEST_FRESH_CLI=1`` starts a fresh interpreter every time)."""
+    result = _FORKS.run([sys.executable, "-m", "groundjudge.cli"], list(args), cwd=ROOT,
+                        env={**os.environ, "COLUMNS": "200"}, timeout=timeout)
     if check and result.returncode != 0:
         raise AssertionError(f"groundjudge {' '.join(args)} failed ({result.returncode}):\n{result.stderr}")
     return result

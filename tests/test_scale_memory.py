@@ -85,8 +85,8 @@ def test_lean_records_keep_every_figure_in_columns_and_about_a_hundred_bytes_per
     slotted copy per result held)."""
     data = write_answers(tmp_path / "data.jsonl", 6)
     out = tmp_path / "run"
-    assert execute(RunOptions(data=[str(data)], judges=[JudgeConfig.from_spec("span"), JudgeConfig.from_spec("quip")],
-                              out=str(out), quiet=True, dev_fraction=0)) == 0
+    judges = [JudgeConfig.from_spec("span"), JudgeConfig.from_spec("quip")]
+    assert execute(RunOptions(data=[str(data)], judges=judges, out=str(out), quiet=True, dev_fraction=0)) == 0
     lines = (out / "records.jsonl").read_text(encoding="utf-8").splitlines()
     header, results = lines[0], [json.loads(line) for line in lines[1:]]
     results[0]["result"]["verdict"]["score"] = None

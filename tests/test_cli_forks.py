@@ -1,0 +1,89 @@
+"""The tests' ``groundjudge`` runner (tests/cli_forks.py): a command forked from the server that imported it once
+answers as the same command in a fresh interpreter, a timeout kills the command's whole process group, and an
+environment that a library could read at import time gets a fresh interpreter."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import time
+
+import pytest
+from cli_forks import FRESH_VARIABLE, _forkable_difference
+from conftest import _FORKS, cli, write_jsonl
+
+from groundjudge.runs.records import read_records
+
+pytestmark = pytest.mark.slow
+
+
+def _fresh(monkeypatch, *args: str) -> subprocess.CompletedProcess:
+    with monkeypatch.context() as patch:
+        patch.setenv(FRESH_VARIABLE, "1")
+        return cli(*args, check=False)
+
+
+def test_a_forked_command_answers_as_a_fresh_interpreter_does(tmp_path, monkeypatch):
+    rows = [{"id": "a", "context": "Rent is due on day 1.", "answer": "Rent is due on day 1.", "label": "grounded"},
+            {"id": "b", "context": "Rent is due on day 1.", "answer": "Rent is due on day 9.", "label": "ungrounded"}]
+    data = write_jsonl(tmp_path / "data.jsonl", rows)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "x", "context": "c"}\n', encoding="utf-8")
+    forked_before = _FORKS.forked
+    for args in (("judges",), ("run", str(bad), "--judge", "quip", "--out", str(tmp_path / "bad-run"), "--quiet"),
+                 ("prompts", "--no-such-flag")):
+        forked, fresh = cli(*args, check=False), _fresh(monkeypatch, *args)
+        assert (forked.returncode, forked.stdout, forked.stderr) == (fresh.returncode, fresh.stdout, fresh.stderr)
+    assert _FORKS.forked == forked_before + 3   # and the fresh ones were not forked
+    # a run writes the same records and summary either way (timings apart)
+    first = cli("run", str(data), "--judge", "quip", "--out", str(tmp_path / "forked"), "--quiet",
+                "--dev-fraction", "0")
+    second = _fresh(monkeypatch, "run", str(data), "--judge", "quip", "--out", str(tmp_path / "fresh"), "--quiet",
+                    "--dev-fraction", "0")
+    assert first.returncode == second.returncode == 0
+    verdicts = [[(r.judge, r.example.id, r.result.verdict.label, r.result.verdict.score)
+                 for r in read_records(tmp_path / name / "records.jsonl").results] for name in ("forked", "fresh")]
+    assert verdicts[0] == verdicts[1] and len(verdicts[0]) == 2
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _listening(port: int) -> bool:
+    with socket.socket() as probe:
+        return probe.connect_ex(("127.0.0.1", port)) == 0
+
+
+def test_a_timeout_kills_the_commands_process_group_as_subprocess_run_would():
+    port = _free_port()
+    with pytest.raises(subprocess.TimeoutExpired) as expired:
+        cli("serve", "--judge", "quip", "--port", str(port), timeout=20)
+    assert expired.value.timeout == 20 and "serve" in expired.value.cmd
+    for _ in range(50):   # the service went with its process group
+        if not _listening(port):
+            break
+        time.sleep(0.1)
+    assert not _listening(port)
+    assert cli("judges").returncode == 0   # and the server forks the next command as before
+
+
+def test_only_call_time_variables_may_differ_for_a_fork():
+    server = {"PATH": "/bin", "HF_HUB_OFFLINE": "1", "KMP_INIT_AT_FORK": "FALSE"}
+    added = {"KMP_INIT_AT_FORK"}
+    assert _forkable_difference(server, added, {"PATH": "/bin", "HF_HUB_OFFLINE": "1"})
+    assert _forkable_difference(server, added, {**server, "GROUNDJUDGE_CACHE_DIR": "/x", "OPENAI_API_KEY": "k",
+                                                "PYTEST_CURRENT_TEST": "t", "COLUMNS": "80"})
+    assert not _forkable_difference(server, added, {**server, "HF_HUB_OFFLINE": "0"})
+    assert not _forkable_difference(server, added, {**server, "OMP_NUM_THREADS": "1"})
+    assert not _forkable_difference(server, added, {"PATH": "/bin"})   # a variable removed
+    assert not _forkable_difference(server, added, {**server, "KMP_INIT_AT_FORK": "TRUE"})
+
+
+def test_an_import_time_variable_gets_a_fresh_interpreter(monkeypatch):
+    before = _FORKS.forked
+    monkeypatch.setenv("TRANSFORMERS_VERBOSITY", "error")
+    assert cli("judges").returncode == 0
+    assert _FORKS.forked == before
