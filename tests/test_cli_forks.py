@@ -4,42 +4,52 @@ environment that a library could read at import time gets a fresh interpreter.""
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
+import sys
 import time
 
 import pytest
-from cli_forks import FRESH_VARIABLE, _forkable_difference
-from conftest import _FORKS, cli, write_jsonl
+from cli_forks import FRESH_VARIABLE, ForkedCli, _forkable_difference
+from conftest import ROOT, write_jsonl
 
 from groundjudge.runs.records import read_records
 
 pytestmark = pytest.mark.slow
 
 
-def _fresh(monkeypatch, *args: str) -> subprocess.CompletedProcess:
-    with monkeypatch.context() as patch:
-        patch.setenv(FRESH_VARIABLE, "1")
-        return cli(*args, check=False)
+@pytest.fixture(scope="module")
+def forks():
+    """A fork server of this module's own, started with the environment the module's tests run in (the worker's
+    shared one may have been started before another test module changed a variable that keeps commands fresh)."""
+    server = ForkedCli({**os.environ, "COLUMNS": "200"})
+    yield server
+    server.close()
 
 
-def test_a_forked_command_answers_as_a_fresh_interpreter_does(tmp_path, monkeypatch):
+def _run(forks: ForkedCli, *args: str, fresh: bool = False, timeout: float = 600) -> subprocess.CompletedProcess:
+    env = {**os.environ, "COLUMNS": "200", **({FRESH_VARIABLE: "1"} if fresh else {})}
+    return forks.run([sys.executable, "-m", "groundjudge.cli"], list(args), cwd=ROOT, env=env, timeout=timeout)
+
+
+def test_a_forked_command_answers_as_a_fresh_interpreter_does(tmp_path, forks):
     rows = [{"id": "a", "context": "Rent is due on day 1.", "answer": "Rent is due on day 1.", "label": "grounded"},
             {"id": "b", "context": "Rent is due on day 1.", "answer": "Rent is due on day 9.", "label": "ungrounded"}]
     data = write_jsonl(tmp_path / "data.jsonl", rows)
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"id": "x", "context": "c"}\n', encoding="utf-8")
-    forked_before = _FORKS.forked
+    forked_before = forks.forked
     for args in (("judges",), ("run", str(bad), "--judge", "quip", "--out", str(tmp_path / "bad-run"), "--quiet"),
                  ("prompts", "--no-such-flag")):
-        forked, fresh = cli(*args, check=False), _fresh(monkeypatch, *args)
+        forked, fresh = _run(forks, *args), _run(forks, *args, fresh=True)
         assert (forked.returncode, forked.stdout, forked.stderr) == (fresh.returncode, fresh.stdout, fresh.stderr)
-    assert _FORKS.forked == forked_before + 3   # and the fresh ones were not forked
+    assert forks.forked == forked_before + 3   # and the fresh ones were not forked
     # a run writes the same records and summary either way (timings apart)
-    first = cli("run", str(data), "--judge", "quip", "--out", str(tmp_path / "forked"), "--quiet",
-                "--dev-fraction", "0")
-    second = _fresh(monkeypatch, "run", str(data), "--judge", "quip", "--out", str(tmp_path / "fresh"), "--quiet",
-                    "--dev-fraction", "0")
+    first = _run(forks, "run", str(data), "--judge", "quip", "--out", str(tmp_path / "forked"), "--quiet",
+                 "--dev-fraction", "0")
+    second = _run(forks, "run", str(data), "--judge", "quip", "--out", str(tmp_path / "fresh"), "--quiet",
+                  "--dev-fraction", "0", fresh=True)
     assert first.returncode == second.returncode == 0
     verdicts = [[(r.judge, r.example.id, r.result.verdict.label, r.result.verdict.score)
                  for r in read_records(tmp_path / name / "records.jsonl").results] for name in ("forked", "fresh")]
@@ -57,17 +67,19 @@ def _listening(port: int) -> bool:
         return probe.connect_ex(("127.0.0.1", port)) == 0
 
 
-def test_a_timeout_kills_the_commands_process_group_as_subprocess_run_would():
+def test_a_timeout_kills_the_commands_process_group_as_subprocess_run_would(forks):
     port = _free_port()
+    before = forks.forked
     with pytest.raises(subprocess.TimeoutExpired) as expired:
-        cli("serve", "--judge", "quip", "--port", str(port), timeout=20)
+        _run(forks, "serve", "--judge", "quip", "--port", str(port), timeout=20)
+    assert forks.forked == before + 1
     assert expired.value.timeout == 20 and "serve" in expired.value.cmd
     for _ in range(50):   # the service went with its process group
         if not _listening(port):
             break
         time.sleep(0.1)
     assert not _listening(port)
-    assert cli("judges").returncode == 0   # and the server forks the next command as before
+    assert _run(forks, "judges").returncode == 0 and forks.forked == before + 2   # the next one is forked as before
 
 
 def test_only_call_time_variables_may_differ_for_a_fork():
@@ -82,8 +94,9 @@ def test_only_call_time_variables_may_differ_for_a_fork():
     assert not _forkable_difference(server, added, {**server, "KMP_INIT_AT_FORK": "TRUE"})
 
 
-def test_an_import_time_variable_gets_a_fresh_interpreter(monkeypatch):
-    before = _FORKS.forked
+def test_an_import_time_variable_gets_a_fresh_interpreter(monkeypatch, forks):
+    assert _run(forks, "judges").returncode == 0
+    before = forks.forked
     monkeypatch.setenv("TRANSFORMERS_VERBOSITY", "error")
-    assert cli("judges").returncode == 0
-    assert _FORKS.forked == before
+    assert _run(forks, "judges").returncode == 0
+    assert forks.forked == before

@@ -142,7 +142,8 @@ def test_a_signal_keeps_the_records_releases_the_lock_and_prints_the_resume_comm
     assert (out / "records.jsonl").read_bytes().endswith(b"\n")  # nothing half-written
     assert len(read_records(out / "records.jsonl").results) == ANSWERED  # every line parses; none lost
 
-    command = shlex.split(stderr.strip().splitlines()[-1])
+    # the resume hint's command; a warning the interpreter prints as it exits may follow it
+    command = shlex.split(next(line for line in reversed(stderr.splitlines()) if line.startswith("groundjudge ")))
     assert command[:2] == ["groundjudge", "run"] and command.count("--resume") == 1 and str(out) in command
     gate.open.set()
     resumed = subprocess.run([sys.executable, "-m", "groundjudge.cli", *command[1:]], cwd=ROOT, capture_output=True,
@@ -175,7 +176,8 @@ def test_a_run_stopped_while_calibrating_resumes_its_calibration(tmp_path, llm_s
     assert not (out / "records.jsonl").exists() and not (out / LOCK_FILE).exists()
     kept = read_records(out / "calibration.jsonl")
 
-    command = shlex.split(stderr.strip().splitlines()[-1])
+    # the resume hint's command; a warning the interpreter prints as it exits may follow it
+    command = shlex.split(next(line for line in reversed(stderr.splitlines()) if line.startswith("groundjudge ")))
     resumed = subprocess.run([sys.executable, "-m", "groundjudge.cli", *command[1:]], cwd=ROOT, capture_output=True,
                              text=True, timeout=120, env={**os.environ, "COLUMNS": "200"})
     assert resumed.returncode == 0, resumed.stderr

@@ -19,7 +19,7 @@ from array import array
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, overload
+from typing import Any
 
 from groundjudge.runs.records import RecordsError, RunRecords, open_records
 from groundjudge.types import ResultRecord, RunHeader
@@ -146,20 +146,8 @@ class LeanResults(Sequence):
     def __len__(self) -> int:
         return len(self.missing)
 
-    @overload
-    def __getitem__(self, index: int) -> LeanRecord: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[LeanRecord]: ...
-
-    def __getitem__(self, index: int | slice) -> LeanRecord | list[LeanRecord]:
-        if isinstance(index, slice):
-            return [LeanRecord(self, i) for i in range(*index.indices(len(self)))]
-        if index < 0:
-            index += len(self)
-        if not 0 <= index < len(self):
-            raise IndexError("result index out of range")
-        return LeanRecord(self, index)
+    def __getitem__(self, index: int | slice) -> Any:
+        return _views(self, range(len(self)), index)
 
     def __iter__(self) -> Iterator[LeanRecord]:
         return (LeanRecord(self, i) for i in range(len(self)))
@@ -185,20 +173,20 @@ class LeanSelection(Sequence):
     def __len__(self) -> int:
         return len(self.indices)
 
-    @overload
-    def __getitem__(self, index: int) -> LeanRecord: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[LeanRecord]: ...
-
-    def __getitem__(self, index: int | slice) -> LeanRecord | list[LeanRecord]:
-        if isinstance(index, slice):
-            return [LeanRecord(self.rows, i) for i in self.indices[index]]
-        return LeanRecord(self.rows, self.indices[index])
+    def __getitem__(self, index: int | slice) -> Any:
+        return _views(self.rows, self.indices, index)
 
     def __iter__(self) -> Iterator[LeanRecord]:
         rows = self.rows
         return (LeanRecord(rows, i) for i in self.indices)
+
+
+def _views(rows: LeanResults, positions: Sequence[int], index: int | slice) -> LeanRecord | list[LeanRecord]:
+    """Item ``index`` of the rows at ``positions`` (a range or an array of row numbers) as a view, or a list of
+    views for a slice; indices as a list takes them (negative from the end, IndexError past it)."""
+    if isinstance(index, slice):
+        return [LeanRecord(rows, i) for i in positions[index]]
+    return LeanRecord(rows, positions[index])
 
 
 def _code_column(name: str, doc: str) -> property:
