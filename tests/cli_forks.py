@@ -75,14 +75,14 @@ class ForkedCli:
         self._lock = threading.Lock()
         self._log = tempfile.NamedTemporaryFile(prefix="gj-cli-forks-", suffix=".log", delete=False)
         self.refused: str | None = None
+        """Why the server would not serve (then every command runs in a fresh interpreter)."""
         self.server_env: dict[str, str] = {}
-        self.server_added: set[str] = set()
-        self.forked = 0
-        """Commands served by a fork so far."""
-        """The variables the server's imports set (torch's ``KMP_*``, groundjudge's oneDNN bounds, ...)."""
         """The server's environment after its imports (which set variables of their own, such as oneDNN's cache
         bounds): a command whose environment differs from it only in call-time variables is forked."""
-        """Why the server would not serve (then every command runs in a fresh interpreter)."""
+        self.server_added: set[str] = set()
+        """The variables the server's imports set (torch's ``KMP_*``, groundjudge's oneDNN bounds, ...)."""
+        self.forked = 0
+        """Commands served by a fork so far."""
 
     def _start(self) -> subprocess.Popen | None:
         """The running server, started (and its imports awaited) on first use; None once it refused to serve."""
