@@ -46,23 +46,27 @@ PRELOAD = ("groundjudge.cli", "groundjudge.cli.run", "groundjudge.cli.train", "g
 for the variable its import sets (RAY_CLIENT_MODE=0), which a test process that imported it has too."""
 
 CALL_TIME_VARIABLES = ("COLUMNS", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "AZURE_API_KEY", "GEMINI_API_KEY",
-                       "TIKTOKEN_CACHE_DIR", "TOKENIZERS_PARALLELISM")
-"""Variables that are read when a command runs, not when a library is imported (tiktoken reads its cache folder
-when it loads an encoding; litellm sets it when it first counts tokens, so a test process that has counted tokens
-has it and the server may not): a test may change these (and any
-``GROUNDJUDGE_*``, and pytest its ``PYTEST_*``) and still be served by a fork."""
+                       "TIKTOKEN_CACHE_DIR", "TOKENIZERS_PARALLELISM", "PYTHONBREAKPOINT",
+                       "PATH", "PWD", "OLDPWD", "SHLVL", "_")
+"""Variables that are read when a command runs, not when a library is imported: a test may change these (and any
+``GROUNDJUDGE_*``, and pytest its ``PYTEST_*``) and still be served by a fork. tiktoken reads its cache folder when
+it loads an encoding (litellm sets it when it first counts tokens, so a test process that has counted tokens has it
+and the server may not); ``breakpoint()`` reads PYTHONBREAKPOINT on each call (``ray.init`` sets it in the test
+process); PATH is read when a program is looked up, and a shell sets PWD, OLDPWD, SHLVL and ``_`` for the commands
+it starts (tests/cli_relay.py)."""
 
 FRESH_VARIABLE = "GROUNDJUDGE_TEST_FRESH_CLI"
 """Set to 1 to run every command in a fresh interpreter."""
 
 
-def _forkable_difference(server: dict[str, str], added: set[str], env: dict[str, str]) -> bool:
-    """Whether ``env`` differs from the ``server``'s environment (after its imports, which ``added`` some variables)
-    only in variables read when a command runs. A variable that the imports set and ``env`` lacks is no difference:
-    the same imports in a fresh process set it too."""
+def _unforkable_variables(server: dict[str, str], added: set[str], env: dict[str, str]) -> set[str]:
+    """The variables in which ``env`` differs from the ``server``'s environment (after its imports, which ``added``
+    some variables), less those read when a command runs: empty when a fork gives the same process. A variable that
+    the imports set and ``env`` lacks is no difference: the same imports in a fresh process set it too."""
     changed = {name for name in server.keys() | env.keys() if server.get(name) != env.get(name)
                and not (name in added and name not in env)}
-    return all(name.startswith(("GROUNDJUDGE_", "PYTEST_")) or name in CALL_TIME_VARIABLES for name in changed)
+    return {name for name in changed
+            if not (name.startswith(("GROUNDJUDGE_", "PYTEST_")) or name in CALL_TIME_VARIABLES)}
 
 
 class ForkedCli:
@@ -83,6 +87,9 @@ class ForkedCli:
         """The variables the server's imports set (torch's ``KMP_*``, groundjudge's oneDNN bounds, ...)."""
         self.forked = 0
         """Commands served by a fork so far."""
+        self.fresh: dict[str, int] = {}
+        """Commands run in a fresh interpreter so far, counted by why (the variables that differed, or another
+        reason); written to the file named by ``GROUNDJUDGE_TEST_FORK_REPORT`` at :meth:`close`, if set."""
 
     def _start(self) -> subprocess.Popen | None:
         """The running server, started (and its imports awaited) on first use; None once it refused to serve."""
@@ -105,25 +112,33 @@ class ForkedCli:
         return self._server
 
     def run(self, command: list[str], args: list[str], cwd: Path, env: dict[str, str],
-            timeout: float) -> subprocess.CompletedProcess:
+            timeout: float, import_root: Path | None = None) -> subprocess.CompletedProcess:
         """``command`` + ``args`` (``[python, -m, groundjudge.cli]`` + the verb's arguments), forked when it can be,
-        else in a fresh interpreter; the result (or timeout) of :func:`subprocess.run`."""
+        else in a fresh interpreter; the result (or timeout) of :func:`subprocess.run`. A forked command imports
+        from ``cwd`` first, as ``python -m`` does, or from ``import_root`` where given (an installed script's
+        folder, for a command that stands for the ``groundjudge`` script)."""
         wanted = hasattr(os, "fork") and env.get(FRESH_VARIABLE, self.base_env.get(FRESH_VARIABLE)) != "1"
+        why = "asked for" if not wanted else "another command in flight"
         if wanted and self._lock.acquire(blocking=False):
             try:
                 server = self._start()
-                if server is not None and _forkable_difference(self.server_env, self.server_added, env):
-                    return self._forked(server, command, args, cwd, env, timeout)
+                why = f"server refused: {self.refused}"
+                if server is not None:
+                    differing = _unforkable_variables(self.server_env, self.server_added, env)
+                    if not differing:
+                        return self._forked(server, command, args, cwd, env, timeout, import_root or cwd)
+                    why = "variables differ: " + " ".join(sorted(differing))
             finally:
                 self._lock.release()
+        self.fresh[why] = self.fresh.get(why, 0) + 1
         return subprocess.run([*command, *args], capture_output=True, text=True, timeout=timeout, cwd=cwd, env=env)
 
     def _forked(self, server: subprocess.Popen, command: list[str], args: list[str], cwd: Path,
-                env: dict[str, str], timeout: float) -> subprocess.CompletedProcess:
+                env: dict[str, str], timeout: float, import_root: Path) -> subprocess.CompletedProcess:
         with tempfile.TemporaryDirectory(prefix="gj-cli-") as folder:
             out, err = Path(folder, "stdout"), Path(folder, "stderr")
-            request = {"args": args, "cwd": str(cwd), "env": env, "stdout": str(out), "stderr": str(err),
-                       "timeout": timeout}
+            request = {"args": args, "cwd": str(cwd), "import_root": str(import_root), "env": env,
+                       "stdout": str(out), "stderr": str(err), "timeout": timeout}
             assert server.stdin is not None and server.stdout is not None
             server.stdin.write(json.dumps(request) + "\n")
             server.stdin.flush()
@@ -141,7 +156,12 @@ class ForkedCli:
         return subprocess.CompletedProcess([*command, *args], reply["returncode"], stdout, stderr)
 
     def close(self) -> None:
-        """Stop the server (its children have all been reaped)."""
+        """Stop the server (its children have all been reaped); append this client's counts to the file named by
+        ``GROUNDJUDGE_TEST_FORK_REPORT``, if set."""
+        report = os.environ.get("GROUNDJUDGE_TEST_FORK_REPORT")
+        if report:
+            with open(report, "a", encoding="utf-8") as out:
+                out.write(json.dumps({"pid": os.getpid(), "forked": self.forked, "fresh": self.fresh}) + "\n")
         if self._server is not None and self._server.poll() is None:
             assert self._server.stdin is not None
             self._server.stdin.close()
@@ -174,12 +194,13 @@ def _wait(pid: int, timeout: float) -> tuple[int, bool]:
 
 
 def _become_command(request: dict[str, Any], added: dict[str, str]) -> None:
-    """In the forked child: take the request's process group, folder, import path, environment, argv and standard
-    streams, as ``python -m`` started in that folder would have them (with the variables that the imports ``added``
-    where the request does not set them: the same imports in a fresh process set them too)."""
+    """In the forked child: take the request's process group, folder, import path (``import_root`` first: the folder
+    for ``python -m``, the script's folder for the script), environment, argv and standard streams (with the
+    variables that the imports ``added`` where the request does not set them: the same imports in a fresh process
+    set them too)."""
     os.setsid()
     os.chdir(request["cwd"])
-    sys.path[0] = request["cwd"]
+    sys.path[0] = request["import_root"]
     os.environ.clear()
     os.environ.update({**{k: v for k, v in added.items() if k not in request["env"]}, **request["env"]})
     null = os.open(os.devnull, os.O_RDONLY)

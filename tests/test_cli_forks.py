@@ -1,17 +1,21 @@
 """The tests' ``groundjudge`` runner (tests/cli_forks.py): a command forked from the server that imported it once
 answers as the same command in a fresh interpreter, a timeout kills the command's whole process group, and an
-environment that a library could read at import time gets a fresh interpreter."""
+environment that a library could read at import time gets a fresh interpreter. The ``groundjudge`` that shell
+scripts find on PATH (tests/cli_relay.py) answers as the installed script does."""
 
 from __future__ import annotations
 
 import os
+import re
 import socket
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
-from cli_forks import FRESH_VARIABLE, ForkedCli, _forkable_difference
+from cli_forks import FRESH_VARIABLE, ForkedCli, _unforkable_variables
+from cli_relay import CliRelay
 from conftest import ROOT, write_jsonl
 
 from groundjudge.runs.records import read_records
@@ -85,13 +89,13 @@ def test_a_timeout_kills_the_commands_process_group_as_subprocess_run_would(fork
 def test_only_call_time_variables_may_differ_for_a_fork():
     server = {"PATH": "/bin", "HF_HUB_OFFLINE": "1", "KMP_INIT_AT_FORK": "FALSE"}
     added = {"KMP_INIT_AT_FORK"}
-    assert _forkable_difference(server, added, {"PATH": "/bin", "HF_HUB_OFFLINE": "1"})
-    assert _forkable_difference(server, added, {**server, "GROUNDJUDGE_CACHE_DIR": "/x", "OPENAI_API_KEY": "k",
-                                                "PYTEST_CURRENT_TEST": "t", "COLUMNS": "80"})
-    assert not _forkable_difference(server, added, {**server, "HF_HUB_OFFLINE": "0"})
-    assert not _forkable_difference(server, added, {**server, "OMP_NUM_THREADS": "1"})
-    assert not _forkable_difference(server, added, {"PATH": "/bin"})   # a variable removed
-    assert not _forkable_difference(server, added, {**server, "KMP_INIT_AT_FORK": "TRUE"})
+    assert _unforkable_variables(server, added, {"PATH": "/bin", "HF_HUB_OFFLINE": "1"}) == set()
+    assert _unforkable_variables(server, added, {**server, "GROUNDJUDGE_CACHE_DIR": "/x", "OPENAI_API_KEY": "k",
+                                                 "PYTEST_CURRENT_TEST": "t", "COLUMNS": "80"}) == set()
+    assert _unforkable_variables(server, added, {**server, "HF_HUB_OFFLINE": "0"}) == {"HF_HUB_OFFLINE"}
+    assert _unforkable_variables(server, added, {**server, "OMP_NUM_THREADS": "1"}) == {"OMP_NUM_THREADS"}
+    assert _unforkable_variables(server, added, {"PATH": "/bin"}) == {"HF_HUB_OFFLINE"}   # a variable removed
+    assert _unforkable_variables(server, added, {**server, "KMP_INIT_AT_FORK": "TRUE"}) == {"KMP_INIT_AT_FORK"}
 
 
 def test_an_import_time_variable_gets_a_fresh_interpreter(monkeypatch, forks):
@@ -100,3 +104,33 @@ def test_an_import_time_variable_gets_a_fresh_interpreter(monkeypatch, forks):
     monkeypatch.setenv("TRANSFORMERS_VERBOSITY", "error")
     assert _run(forks, "judges").returncode == 0
     assert forks.forked == before
+    assert forks.fresh.get("variables differ: TRANSFORMERS_VERBOSITY") == 1   # counted by why, for the report
+
+
+def _figures_out(text: str) -> str:
+    return re.sub(r"\d+(\.\d+)?", "#", text)
+
+
+def test_a_relayed_command_answers_as_the_installed_script(tmp_path, forks):
+    row = {"id": "a", "context": "Rent is due on day 1.", "answer": "Rent is due on day 9.", "label": "ungrounded"}
+    for side in ("installed", "relayed"):
+        (tmp_path / side).mkdir()
+        write_jsonl(tmp_path / side / "data.jsonl", [row])
+    script = ("groundjudge judges; groundjudge run data.jsonl --judge quip --out run --quiet --dev-fraction 0; "
+              "groundjudge run missing.jsonl --judge quip --out other || echo exit $?")
+    env = {**os.environ, "COLUMNS": "200", "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    installed = subprocess.run(["bash", "-c", script], cwd=tmp_path / "installed", env=env, capture_output=True,
+                               text=True, timeout=600, stdin=subprocess.DEVNULL)
+    before = forks.forked
+    with CliRelay(forks) as relay:
+        relayed = subprocess.run(["bash", "-c", script], cwd=tmp_path / "relayed", capture_output=True, text=True,
+                                 env={**env, "PATH": f"{relay.bin_dir}{os.pathsep}{env['PATH']}"}, timeout=600,
+                                 stdin=subprocess.DEVNULL)
+        assert relay.relayed == 3 and forks.forked == before + 3
+    assert relayed.returncode == installed.returncode == 0
+    assert _figures_out(relayed.stdout) == _figures_out(installed.stdout)   # the run's table gives its times
+    assert "exit 2" in relayed.stdout and relayed.stderr == installed.stderr
+    verdicts = [[(r.judge, r.example.id, r.result.verdict.label, r.result.verdict.score)
+                 for r in read_records(tmp_path / side / "run" / "records.jsonl").results]
+                for side in ("relayed", "installed")]
+    assert verdicts[0] == verdicts[1] and len(verdicts[0]) == 1

@@ -2,11 +2,11 @@
 
 One temporary workspace per page (the repository's datasets/, scripts/ and results/ linked in, examples/ copied),
 the page's blocks in order: shell blocks as subprocesses with the project's ``groundjudge`` and ``python`` first
-on PATH, Python blocks executed in one namespace per page, TOML blocks parsed. LLM judges in the docs call the
-scripted OpenAI-compatible server (``python -m groundjudge.testing``), which this module starts at
-http://127.0.0.1:8765/v1 (or, if that port is taken, elsewhere, and the blocks are pointed at it); a service the
-docs start on port 8080 is started on a port free at the time instead. The marker
-convention is in tests/doc_blocks.py and docs/design.md.
+on PATH (that ``groundjudge`` relayed to the worker's fork server: tests/cli_relay.py), Python blocks executed in
+one namespace per page, TOML blocks parsed. LLM judges in the docs call the scripted OpenAI-compatible server
+(``python -m groundjudge.testing``), which this module starts at http://127.0.0.1:8765/v1 (or, if that port is
+taken, elsewhere, and the blocks are pointed at it); a service the docs start on port 8080 is started on a port
+free at the time instead. The marker convention is in tests/doc_blocks.py and docs/design.md.
 """
 
 from __future__ import annotations
@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+from cli_relay import CliRelay
+from conftest import _FORKS
 from doc_blocks import ROOT, Block, blocks, doc_pages
 
 DOCS_BASE = "http://127.0.0.1:8765/v1"
@@ -49,6 +51,13 @@ def llm_base():
     server.stop()
 
 
+@pytest.fixture(scope="module")
+def relay():
+    """The ``groundjudge`` the shell blocks find first on PATH: served by this worker's fork server."""
+    with CliRelay(_FORKS) as served:
+        yield served
+
+
 def _workspace(tmp: Path, base: str) -> Path:
     for name in LINKED:
         (tmp / name).symlink_to(ROOT / name)
@@ -60,10 +69,11 @@ def _workspace(tmp: Path, base: str) -> Path:
     return tmp
 
 
-def _env(workspace: Path) -> dict[str, str]:
+def _env(workspace: Path, relay: CliRelay) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items()
            if not k.endswith("_API_KEY") and not k.startswith(("PYTEST_", "COV_"))}
-    env.update(PATH=f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}", COLUMNS="160",
+    path = os.pathsep.join([str(relay.bin_dir), str(Path(sys.executable).parent), env.get("PATH", "")])
+    env.update(PATH=path, COLUMNS="160",
                LITELLM_LOCAL_MODEL_COST_MAP="True", HF_HUB_OFFLINE="1",
                GROUNDJUDGE_CACHE_DIR=str(workspace / ".cache"))
     return env
@@ -79,7 +89,7 @@ def _check_syntax(block: Block) -> None:
         tomllib.loads(block.code)
 
 
-def _run(block: Block, workspace: Path, namespace: dict) -> None:
+def _run(block: Block, workspace: Path, namespace: dict, env: dict[str, str]) -> None:
     if block.mode == "syntax-only":
         _check_syntax(block)
     elif block.mode == "file":
@@ -99,7 +109,7 @@ def _run(block: Block, workspace: Path, namespace: dict) -> None:
             os.chdir(cwd)
     else:
         result = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", block.code], cwd=workspace,
-                                env=_env(workspace), capture_output=True, text=True, timeout=300,
+                                env=env, capture_output=True, text=True, timeout=300,
                                 stdin=subprocess.DEVNULL)
         assert result.returncode == 0, (f"{block.where}: exit {result.returncode}\n{block.code}\n"
                                         f"--- stdout\n{result.stdout[-3000:]}\n--- stderr\n{result.stderr[-3000:]}")
@@ -110,9 +120,10 @@ PAGES = [page for page in doc_pages() if blocks(page)]
 
 @pytest.mark.slow
 @pytest.mark.parametrize("page", PAGES, ids=[p.relative_to(ROOT).as_posix() for p in PAGES])
-def test_the_page_s_code_blocks_run(page, llm_base, tmp_path, monkeypatch):
+def test_the_page_s_code_blocks_run(page, llm_base, relay, tmp_path, monkeypatch):
     workspace = _workspace(tmp_path, llm_base)
-    for key, value in _env(workspace).items():
+    env = _env(workspace, relay)
+    for key, value in env.items():
         monkeypatch.setenv(key, value)
     namespace: dict = {"__name__": "__docs__"}
     service_port = _free_port()   # the docs' services listen on 8080: here on a port free now
@@ -122,7 +133,7 @@ def test_the_page_s_code_blocks_run(page, llm_base, tmp_path, monkeypatch):
             code = code.replace("127.0.0.1:8080", f"127.0.0.1:{service_port}").replace("--port 8080",
                                                                                      f"--port {service_port}")
             block = Block(block.page, block.line, block.lang, code, block.mode, block.arg)
-        _run(block, workspace, namespace)
+        _run(block, workspace, namespace, env)
 
 
 def test_every_marker_names_its_reason_or_path():

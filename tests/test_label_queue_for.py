@@ -100,12 +100,12 @@ def labelled_counts(gold: np.ndarray, stratum: np.ndarray, queue_of, budgets) ->
     out = {k: (np.zeros((count, 4)), np.zeros((count, 4))) for k in budgets}
     for c in range(count):
         strata = {f"x{i}": NAMES[s] for i, s in enumerate(stratum[c])}
-        queue = queue_of(strata, c)
+        head = queue_of(strata, c)[:max(budgets)]   # read once; each budget counts a prefix of it
+        where = np.array([NAMES.index(item.stratum) for item in head], dtype=np.int64)
+        grounded = gold[c, [int(item.id[1:]) for item in head]].astype(float)
         for k in budgets:
-            for item in queue[:k]:
-                h, i = NAMES.index(item.stratum), int(item.id[1:])
-                out[k][0][c, h] += 1
-                out[k][1][c, h] += gold[c, i]
+            out[k][0][c] = np.bincount(where[:k], minlength=4)
+            out[k][1][c] = np.bincount(where[:k], weights=grounded[:k], minlength=4)
     return out
 
 
