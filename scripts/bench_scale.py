@@ -83,6 +83,10 @@ def build_fresh_head_model(folder: Path) -> str:
     return build(folder)
 
 
+TINY_NLI = "<random 2-layer BERT, hidden 32>"
+"""How the figures name the ``--tiny-nli`` model."""
+
+
 def build_tiny_nli_model(folder: Path) -> str:
     """A randomly initialised 2-layer BERT NLI model (hidden size 32, seed 0) with the packaged MiniLM's tokenizer:
     its compute is next to nothing, so a run's time and memory are those of everything around the model."""
@@ -127,8 +131,7 @@ def _portable(spec: str, nli_model: str | None, given_nli: str | None, crossenco
     """A judge spec as the figures record it: no machine path (the fresh head named, folders relative to the
     repository)."""
     if nli_model:
-        spec = spec.replace(nli_model, "<random 2-layer BERT, hidden 32>" if nli_model.endswith("tiny-nli-model")
-                            else given_nli or "<MiniLM-L6 fresh 3-way head>")
+        spec = spec.replace(nli_model, given_nli or "<MiniLM-L6 fresh 3-way head>")
     return spec.replace(crossencoder_model, os.path.relpath(crossencoder_model, ROOT))
 
 
@@ -191,7 +194,8 @@ def main() -> int:
         Path(args.json).write_text(json.dumps({
             "date": datetime.now(timezone.utc).date().isoformat(),
             "command": "python scripts/bench_scale.py " + " ".join(sys.argv[1:]).replace(str(ROOT) + "/", ""),
-            "judges": [_portable(spec, nli_model, args.nli_model, crossencoder_model) for spec in specs],
+            "judges": [_portable(spec, nli_model, TINY_NLI if args.tiny_nli else args.nli_model, crossencoder_model)
+                       for spec in specs],
             "machine": {"cpu": platform.processor() or platform.machine(), "cores": os.cpu_count(),
                         "threads": os.environ.get("GROUNDJUDGE_THREADS", "default")},
             "sentences_per_document": args.sentences, "sizes": args.sizes, "runs": rows,
