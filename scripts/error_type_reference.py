@@ -5,7 +5,8 @@ hand-written ungrounded legal QA test answers (issue 44, item 5). An experiment;
     python scripts/error_type_reference.py --model MODEL_DIR [--embedder all-mpnet-base-v2] [--json OUT]
 
 MODEL_DIR is a head made by ``groundjudge train-error-types`` (results/legal_types/README.md has the command).
-Macro-F1 over the six types with a 95% bootstrap interval over answers (2,000 draws, seed 0).
+Macro-F1 and its 95% bootstrap interval over answers (2,000 draws, seed 0) as ``scripts/eval_error_types_local.py``
+computes them for the committed figures (its ``scored``).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
-from sklearn.metrics import f1_score
+from eval_error_types_local import scored
 
 from groundjudge.local_nli.error_type_data import TypedPair, context_sentence_texts, select_evidence
 from groundjudge.local_nli.error_type_head import load_head
@@ -24,17 +25,6 @@ from groundjudge.local_nli.model import load_embedder
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "datasets" / "legal_qa" / "legal_qa.jsonl"
-
-
-def macro_f1(gold: list[str], pred: list[str], types: list[str], draws: int = 2000) -> dict:
-    """Macro-F1, its 95% bootstrap interval over answers, and accuracy."""
-    g, p = np.array(gold), np.array(pred)
-    rng = np.random.default_rng(0)
-    boots = [f1_score(g[i], p[i], labels=types, average="macro", zero_division=0)
-             for i in (rng.integers(0, len(g), len(g)) for _ in range(draws))]
-    low, high = np.percentile(boots, [2.5, 97.5])
-    return {"macro_f1": round(float(f1_score(g, p, labels=types, average="macro", zero_division=0)), 3),
-            "ci95": [round(float(low), 3), round(float(high), 3)], "accuracy": round(float(np.mean(g == p)), 3)}
 
 
 def main() -> None:
@@ -45,7 +35,6 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="write the figures here as well")
     args = parser.parse_args()
     head = load_head(args.model)
-    types = list(head.settings.types)
     embedder = load_embedder(args.embedder)
     rows = [json.loads(line) for line in DATA.read_text(encoding="utf-8").splitlines() if line.strip()]
     rows = [r for r in rows if r["split"] == "test" and r["label"] == "ungrounded" and len(r["error_types"]) == 1]
@@ -64,7 +53,10 @@ def main() -> None:
     for name, chosen in evidence.items():
         pairs = [TypedPair(claim=c, evidence=e, label=g, source_id=r["id"], group=r["id"])
                  for c, e, g, r in zip(claims, chosen, gold, rows)]
-        figures[name] = macro_f1(gold, head.predict(pairs), types)
+        full = scored(gold, head.predict(pairs), n_boot=2000, seed=0)
+        figures[name] = {"macro_f1": round(full["macro_f1"], 3), "ci95": [round(x, 3) for x in full["macro_f1_ci95"]],
+                         "accuracy": round(full["accuracy"], 3), "per_type_f1": {
+                             t: round(v["f1"], 3) for t, v in full["per_type"].items()}}
     first, second = evidence.values()
     out = {"what": __doc__.split("\n\n")[0], "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
            "answers": len(rows), "head_card": json.loads((Path(args.model) / "model_card.json").read_text())["data"],
