@@ -10,7 +10,7 @@ after a warm-up call on the first chunk's pairs. The ratio is taken per round (r
 the same load) and the median of the rounds is reported with every round.
 
     python scripts/bench_run_vs_engine.py --judge nli:model=models/shape-deberta-v3-base,threshold=0.5 \
-        --rounds 3 --json results/perf/default_shape/run_vs_engine.json
+        --rounds 3 --json results/perf/run_vs_engine/nli_default_shape_1thread.json
 
 ``GROUNDJUDGE_THREADS`` sets the torch threads of both (recorded).
 """
