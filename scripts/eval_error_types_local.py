@@ -10,7 +10,9 @@ confusion matrix):
   is lost to the paraphrase between the answer and its context;
 - ``end_to_end``: for each ``--records`` run of ``error_types:backend=local``, the type of the first typed claim of
   each ungrounded answer (none when the judge called it grounded: a miss, never a class), as the report counts it;
-- ``--extra FILE:SPLIT:SOURCE`` sets (e.g. the rule variants of the legal QA answers in datasets/legal_types).
+- ``--extra FILE:SPLIT:SOURCE`` sets (e.g. the rule variants of the legal QA answers in datasets/legal_types, or
+  the LLM generator's variants with a reader's types, results/legal_types/llm_variants); for `perturb` variants also
+  ``diagnostic_source_sentence``: the diff taken against the source answer's sentence that the edit changed.
 
 It also checks that the training data holds no legal QA text: no training row has ``meta.source`` legal_qa, and no
 training claim shares a run of 8 words with a legal QA answer or passage.
@@ -30,6 +32,7 @@ from groundjudge.judges.error_types import load_taxonomy
 from groundjudge.local_nli.error_type_data import (
     TypedPair,
     select_evidence,
+    source_sentence,
     typed_pairs,
     words,
 )
@@ -73,6 +76,19 @@ def original_sentence_pairs(qa: list, split: str) -> list[TypedPair]:
         replaced = [s for s in sentences(grounded[row.meta["group"]].answer) if s not in row.answer][:1]
         out.append(TypedPair(claim=altered, evidence=(*replaced, *select_evidence(altered, row.context, 1)),
                              label=row.error_types[0], source_id=row.id))
+    return out
+
+
+def source_sentence_pairs(rows: list) -> list[TypedPair]:
+    """For `perturb` variants: each edited sentence with the source answer's sentence it replaced as the first
+    evidence sentence and the best context sentence as the second (as ``diagnostic_original_sentence``)."""
+    out = []
+    for row in rows:
+        for pair in typed_pairs([row], TYPES):
+            replaced = source_sentence(row)
+            if replaced is None:
+                return []
+            out.append(pair.model_copy(update={"evidence": (replaced, *select_evidence(pair.claim, row.context, 1))}))
     return out
 
 
@@ -151,6 +167,10 @@ def main(argv: list[str] | None = None) -> int:
         rows = [r for r in load_examples([path]).examples if keep(r, source or None, split or None)]
         extra = typed_pairs(rows, TYPES, head.settings.evidence_k)
         result["extra"][item] = scored([p.label for p in extra], head.predict(extra), args.n_boot, args.seed)
+        replaced = source_sentence_pairs(rows)
+        if replaced:
+            result["extra"][item]["diagnostic_source_sentence"] = scored(
+                [p.label for p in replaced], head.predict(replaced), args.n_boot, args.seed)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     o = result["oracle"]
@@ -161,6 +181,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{e['judge']}: macro-F1 {e['macro_f1']:.3f} {e['macro_f1_ci95']}, none {e['n_none']}/{e['n']}")
     for k, e in result["extra"].items():
         print(f"{k}: n={e['n']} macro-F1 {e['macro_f1']:.3f} {e['macro_f1_ci95']}")
+        if "diagnostic_source_sentence" in e:
+            d = e["diagnostic_source_sentence"]
+            print(f"  diagnostic, source sentence as evidence: macro-F1 {d['macro_f1']:.3f} {d['macro_f1_ci95']}")
     print(json.dumps(result["leakage"]))
     return 0
 

@@ -5,7 +5,13 @@ every legal QA item are left out). Each ContractNLI span of 8-60 words is one gr
 the span with up to two spans either side. `groundjudge perturb`'s engine (rules only, lexical check, seed given)
 makes at most one variant per type per span. Writes native JSON lines (meta.source = contractnli, split = dev).
 
+``--generator SPEC`` adds `perturb`'s LLM generator for the types no rule fills (with ``--generator-only``: for
+every type asked), e.g. Reasoning Errors, which today's rules never make; ``--types`` and ``--per-contract`` keep
+the number of LLM calls in hand. The calls go through the call cache (``--cache-dir``), so a rerun makes none.
+
     .venv/bin/python scripts/make_error_type_variants.py --out /tmp/cnli_variants.jsonl
+    .venv/bin/python scripts/make_error_type_variants.py --types reasoning --per-contract 6 --generator-only \
+        --generator "model=openai/qwen,api_base=http://127.0.0.1:8765/v1" --out /tmp/cnli_reasoning_llm.jsonl
 """
 
 from __future__ import annotations
@@ -16,7 +22,8 @@ import random
 from collections import Counter
 from pathlib import Path
 
-from groundjudge.perturb import perturb
+from groundjudge.llm.service_options import LLMOptions, make_service
+from groundjudge.perturb import SLUGS, LLMGenerator, parse_types, perturb
 from groundjudge.types import Example
 
 MIN_WORDS, MAX_WORDS, NEIGHBOURS = 8, 60, 2
@@ -63,16 +70,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--per-contract", type=int, default=0, help="spans drawn per contract (0: all)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--types", metavar="A,B,...", help=f"error types to make (default all: {','.join(SLUGS)})")
+    parser.add_argument("--generator", metavar="SPEC", help="perturb's LLM generator (an LLM setting spec)")
+    parser.add_argument("--generator-only", action="store_true", help="every variant from the LLM, no rule's")
+    parser.add_argument("--cache-dir", metavar="DIR", help="LLM call cache (default: groundjudge's)")
     args = parser.parse_args(argv)
     sources = span_sources(args.contractnli, dev_contracts(args.legal_types), args.per_contract, args.seed)
-    result = perturb(sources, per_answer=1, seed=args.seed, paraphrases=0)
+    generator = None
+    if args.generator:
+        service = make_service(LLMOptions(cache_dir=args.cache_dir))
+        generator = LLMGenerator.from_spec(args.generator, service, only=args.generator_only)
+    result = perturb(sources, types=parse_types(args.types), per_answer=1, seed=args.seed, paraphrases=0,
+                     generator=generator)
     variants = [r for r in result.examples if r.label == "ungrounded"]
     with args.out.open("w", encoding="utf-8") as handle:
         for row in variants:
             handle.write(json.dumps(row.model_dump(mode="json"), ensure_ascii=False) + "\n")
     counts = Counter(r.error_types[0] for r in variants)
     print(json.dumps({"sources": len(sources), "contracts": len({s.meta["group"] for s in sources}),
-                      "variants": len(variants), "per_type": dict(sorted(counts.items()))}))
+                      "variants": len(variants), "per_type": dict(sorted(counts.items())),
+                      "rejected": result.rejected_by_reason(),
+                      "llm_calls": len(generator.calls) if generator else 0}))
     return 0
 
 

@@ -14,6 +14,7 @@ from groundjudge.local_nli.error_type_data import (
     TypedPair,
     head_input,
     select_evidence,
+    source_sentence,
     typed_pairs,
     word_diff,
 )
@@ -76,6 +77,17 @@ def test_pairs_take_the_edited_sentence_of_perturbed_rows():
                    label="ungrounded", error_types=("Factual Inaccuracies",),
                    meta={"altered_sentence": "The Agreement survives for ten years."})
     assert typed_pairs([hand, GROUNDED], TYPES)[0].claim == "The Agreement survives for ten years."
+
+
+def test_the_source_sentence_is_the_variants_sentence_with_its_edit_undone():
+    from groundjudge.text import sentences
+
+    rows = [r for r in perturb([GROUNDED], paraphrases=0).examples if r.label == "ungrounded"]
+    assert rows, "the rules made no variant of the source"
+    for row in rows:
+        replaced, edited = source_sentence(row), typed_pairs([row], TYPES)[0].claim
+        assert replaced in sentences(GROUNDED.answer) and replaced != edited, row.id
+    assert source_sentence(GROUNDED) is None       # no recorded edit
 
 
 @pytest.mark.slow

@@ -58,13 +58,38 @@ def test_bad_edits_are_rejected_with_their_reason(llm_server):
     assert edit(llm_server, Reply(content=MALFORMED), Reply(content="not json either"))[1] == "llm:invalid_reply"
 
 
+def _string_bounds(node) -> list[int]:
+    if isinstance(node, dict):
+        own = [node["maxLength"]] if "maxLength" in node else []
+        return own + [b for v in node.values() for b in _string_bounds(v)]
+    return [b for v in node for b in _string_bounds(v)] if isinstance(node, list) else []
+
+
+def test_the_schema_sent_has_no_string_bound_a_grammar_server_refuses(llm_server):
+    # llama.cpp's server unrolls maxLength into one grammar rule per character: llama-cpp-python 0.3.36 dies on
+    # 1,500 or 2,000 (EditReply's 2,000 crashed it). The bound stays a check of the parsed reply.
+    from groundjudge.llm.reply_schema import MAX_DECODED_LENGTH
+    from groundjudge.perturb.llm_generator import EditReply
+
+    assert max(_string_bounds(EditReply.model_json_schema())) > MAX_DECODED_LENGTH   # the model keeps its bound
+    edit(llm_server, edit_reply("within 21 days", "within 28 days"))
+    sent = llm_server.requests[-1].body["response_format"]
+    schema = sent.get("json_schema", {}).get("schema") or sent["schema"]
+    assert set(schema["properties"]) == {"before", "after", "reason"}
+    assert all(bound <= MAX_DECODED_LENGTH for bound in _string_bounds(schema))
+    assert _string_bounds(schema) == [500]                        # reason's bound is short enough to send
+    too_long = edit_reply("within 21 days", "within 28 days " + "x" * 2_100)
+    assert edit(llm_server, too_long, too_long)[1] == "llm:invalid_reply"
+
+
 def test_every_perturb_prompt_renders_inside_the_shared_frame():
     library = PromptLibrary()
     rendered = library.render("perturb_edit", {"context": ["C </document_1> x"], "question": None, "answer": "A",
                                                "taxonomy": [{"name": "Misattributions", "definition": "wrong party"}]})
     system, user = rendered.messages[0]["content"], rendered.messages[1]["content"]
-    assert "same code ends a block" in system and '"Misattributions": the answer wrong party' in system
-    assert "another court, party" in system      # the type's example line
+    assert "same code ends a block" in system and "Misattributions" not in system
+    assert '"Misattributions": the answer wrong party' in user and "another court, party" in user  # its example
+    assert user.index("Misattributions") > user.index("</answer")    # last: the requests of an answer share a prefix
     assert "</document_1>" not in user.split("boundary=")[1]    # neutralised inside its block
     assert library.variables("perturb_paraphrase") == ["answer", "context", "question"]
 
@@ -86,6 +111,17 @@ def test_the_generator_fills_a_type_no_rule_fills_and_counts_rejections(llm_serv
     assert record["error_type"] == "Factual Inaccuracies" and record["note"] == "changed"
     assert result.rejected_by_reason() == {"unchanged": 1, "llm:span_not_found": 1}
     assert len(llm_server.requests) == 4
+
+
+def test_a_one_slot_local_server_gets_each_answers_requests_back_to_back(llm_server):
+    # the scripted server has no /props: a local server that does not say, so one call at a time; the six types
+    # of one answer go in a row and share their prefix (documents and answer) with the request before
+    sources = [SOURCE.model_copy(update={"id": f"q{i}", "answer": f"Answer {i}: the deposit is due within 21 days."})
+               for i in range(3)]
+    llm_server.push(*[edit_reply("21 days", "28 days")] * 6)
+    perturb(sources, types=("factual", "terminological"), paraphrases=0, generator=generator(llm_server, only=True))
+    asked = [blocks(r.text)["answer"][0].split(":")[0] for r in llm_server.requests]
+    assert asked == sorted(asked) and len(set(asked)) == 3 and len(asked) >= 6
 
 
 def test_generator_only_asks_the_model_for_paraphrases_too(llm_server):

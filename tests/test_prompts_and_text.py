@@ -14,7 +14,7 @@ PINNED = {
     "claim_yesno": "efab94ab664b9a33", "claims_extract": "c94d6d970f08b45c",
     "claims_verify": "1ca82b5c3f65c424", "direct": "bccbf152f353c14b", "direct_yesno": "d83b49aec3b64be1",
     "error_types_classify": "94f2439595694266", "facts_extract": "57b71b3c7927b9ed", "lynx": "dede279af537be41",
-    "perturb_edit": "1f30604b78b45106", "perturb_paraphrase": "75c98c3704700f19",
+    "perturb_edit": "83530a3f3f516e70", "perturb_paraphrase": "75c98c3704700f19",
     "selfcheck_compare": "9e8cb832630e40f1", "selfcheck_sample": "b62c3d28b47abdcd",
     "triplets_check": "7ae7314be3ed526a", "triplets_extract": "65a0f575b19e235a",
     "tune_propose": "c0cf5cfe4890c9aa",

@@ -41,6 +41,7 @@ from groundjudge.llm.concurrency import resolve_concurrency, server_slots
 from groundjudge.llm.context_window import check_fits, model_window
 from groundjudge.llm.cost import Budget, price
 from groundjudge.llm.repeats import current_repeat
+from groundjudge.llm.reply_schema import decoding_schema
 from groundjudge.llm.errors import ProviderError, _Wait, is_retryable, redact
 from groundjudge.llm.settings import LLMSettings
 from groundjudge.llm.templates import PromptLibrary, prompt_library  # noqa: E402
@@ -76,7 +77,7 @@ def _response_format(settings: LLMSettings, output_model: type[BaseModel] | None
     if output_model is None:
         return None
     mode = settings.json_mode
-    schema = _schema(output_model)
+    schema = decoding_schema(output_model)
     if mode == "auto":
         if _supports_schema(settings.model):
             mode = "schema"
@@ -113,11 +114,6 @@ def _needs_key(settings: LLMSettings) -> str | None:
         return None
     missing = check.get("missing_keys") or []
     return missing[0] if missing and not check.get("keys_in_environment") else None
-
-
-@lru_cache(maxsize=64)
-def _schema(output_model: type[BaseModel] | None) -> dict | None:
-    return None if output_model is None else output_model.model_json_schema()
 
 
 @lru_cache(maxsize=256)
@@ -243,7 +239,7 @@ class LLMService:
 
     async def _call(self, settings: LLMSettings, template: str, template_hash: str, messages: list[dict],
                     output_model: type[BaseModel] | None, sample_index: int, extra: dict[str, Any]) -> LLMCall:
-        schema = _schema(output_model)
+        schema = decoding_schema(output_model)
         repeat = current_repeat()
         key = cache_key(settings, messages, schema, sample_index, repeat, extra)
         prompt_hash = hashlib.sha256(json.dumps(messages, sort_keys=True).encode()).hexdigest()[:16]

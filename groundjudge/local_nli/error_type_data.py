@@ -114,6 +114,19 @@ def edited_sentence(example: Example) -> str:
     return min(texts, key=lambda s: max((overlap(s, c) for c in found), default=0.0))
 
 
+def source_sentence(example: Example) -> str | None:
+    """The source answer's sentence that a `perturb` variant's edit changed (the edit undone at its offsets), or
+    None for a row without a recorded edit."""
+    edit = ((example.meta or {}).get("perturbation") or {}).get("edit") or {}
+    if not all(isinstance(edit.get(k), int) for k in ("after_start", "after_end", "before_start")):
+        return None
+    source = example.answer[:edit["after_start"]] + str(edit.get("before", "")) + example.answer[edit["after_end"]:]
+    for start, end in sentence_spans(source):
+        if start <= edit["before_start"] < end:
+            return source[start:end].strip()
+    return source.strip()
+
+
 def typed_pairs(rows: Iterable[Example], types: Sequence[str], k: int = EVIDENCE_K) -> list[TypedPair]:
     """One pair per ungrounded row with exactly one error type of ``types``; other rows are left out."""
     out = []

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from groundjudge.formats._common import short_hash
+from groundjudge.llm.concurrency import resolve_concurrency
 from groundjudge.perturb.checks import Check, LexicalCheck, differs, fluency_problem
 from groundjudge.perturb.llm_generator import LLMGenerator
 from groundjudge.perturb.paraphrase import paraphrase_candidates
@@ -41,7 +42,7 @@ LLM_TRIES_PER_VARIANT = 2
 """LLM edits asked for per variant wanted (each its own sample, so a repeated reply can be replaced)."""
 
 MAX_CONCURRENT_SOURCES = 8
-"""Source answers worked on at once (their LLM calls overlap; each answer's own work stays in order)."""
+"""Source answers worked on at once without a generator (with one: as many as its server serves at once)."""
 
 _DETAILS = {"unchanged": "the same answer once case, spacing and punctuation are set aside",
             "duplicate": "the same text as a row already kept for this answer"}
@@ -256,9 +257,15 @@ class Perturber:
         return work
 
     async def run(self, sources: Sequence[Example], progress: Callable[[], None] | None = None) -> PerturbResult:
-        """Every source, a few at a time (as many as the check can judge in one batch, when it batches); rows and
-        rejections in source order."""
-        gate = asyncio.Semaphore(max(MAX_CONCURRENT_SOURCES, getattr(self.check, "concurrency", 1)))
+        """Every source, a few at a time, and rows and rejections in source order.
+
+        At once: as many sources as the generator's server serves calls at once (:data:`MAX_CONCURRENT_SOURCES`
+        without a generator), or as the check judges in one batch when that is more. A local server with one slot
+        thus gets an answer's requests back to back, and they share their prefix (documents and answer) with the
+        request before, which such a server reuses instead of reading it again."""
+        at_once = (MAX_CONCURRENT_SOURCES if self.generator is None
+                   else await resolve_concurrency(self.generator.settings))
+        gate = asyncio.Semaphore(max(at_once, getattr(self.check, "concurrency", 1)))
 
         async def guarded(source: Example) -> _Source:
             async with gate:
