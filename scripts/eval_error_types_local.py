@@ -142,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--train-source", default="contractnli")
     parser.add_argument("--train-split", default="dev")
     parser.add_argument("--records", nargs="*", default=[], type=Path)
-    parser.add_argument("--extra", nargs="*", default=[], metavar="FILE:SPLIT:SOURCE")
+    parser.add_argument("--extra", nargs="*", default=[], metavar="FILE[+FILE...]:SPLIT:SOURCE")
     parser.add_argument("--n-boot", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", required=True, type=Path)
@@ -164,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
     result["extra"] = {}
     for item in args.extra:
         path, split, source = item.split(":")
-        rows = [r for r in load_examples([path]).examples if keep(r, source or None, split or None)]
+        rows = [r for r in load_examples(path.split("+")).examples if keep(r, source or None, split or None)]
         extra = typed_pairs(rows, TYPES, head.settings.evidence_k)
         result["extra"][item] = scored([p.label for p in extra], head.predict(extra), args.n_boot, args.seed)
         replaced = source_sentence_pairs(rows)
