@@ -55,6 +55,10 @@ def test_bad_edits_are_rejected_with_their_reason(llm_server):
     assert edit(llm_server, edit_reply("", "a new clause"))[1] == "llm:empty_span"
     sprawling = edit_reply(SOURCE.answer, "The tenant must pay rent. Otherwise nothing happens.")
     assert edit(llm_server, sprawling)[1] == "llm:not_minimal"
+    # a short span whose replacement adds a sentence, or joins two, is not one minimal edit either
+    adds = edit_reply("21 days after the tenancy ends.", "21 days. The tenant may then sue.")
+    joins = edit_reply("the tenancy ends.", "the tenancy ends, and")
+    assert edit(llm_server, adds)[1] == "llm:not_minimal" and edit(llm_server, joins)[1] == "llm:not_minimal"
     assert edit(llm_server, Reply(content=MALFORMED), Reply(content="not json either"))[1] == "llm:invalid_reply"
 
 

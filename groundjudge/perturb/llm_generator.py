@@ -9,8 +9,8 @@ a type in the same words. ``perturb_paraphrase`` asks for a grounded rewrite. Bo
 answer with the shared ``_blocks.j2`` blocks.
 
 The model's reply names the span it changed (``before``, copied from the answer) and its replacement (``after``);
-a span that is not in the answer, an unchanged or empty one, or one that is not minimal (it crosses a sentence or
-runs over :data:`MAX_EDIT_WORDS` words) is rejected with that reason.
+a span that is not in the answer, an unchanged or empty one, or one that is not minimal (it crosses a sentence, runs
+over :data:`MAX_EDIT_WORDS` words, or its replacement adds a sentence or joins two) is rejected with that reason.
 """
 
 from __future__ import annotations
@@ -138,7 +138,8 @@ class LLMGenerator:
             return None, "unchanged", f"{parsed.before!r} -> {parsed.after!r}"
         edit = candidate.edit
         if (max(len(edit.before.split()), len(edit.after.split())) > MAX_EDIT_WORDS
-                or _crosses_sentences(answer, edit.before_start, edit.before_end)):
+                or _crosses_sentences(answer, edit.before_start, edit.before_end)
+                or len(sentence_spans(candidate.text)) != len(sentence_spans(answer))):
             return None, "llm:not_minimal", f"{edit.before!r} -> {edit.after!r}"
         return candidate, None, None
 
