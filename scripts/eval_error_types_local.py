@@ -64,6 +64,11 @@ def scored(gold: list[str], predicted: list[str | None], n_boot: int, seed: int)
     return figures
 
 
+def reference_evidence(claim: str, reference: list[str], context) -> tuple[str, ...]:
+    """The evidence of a diagnostic pair: the reference sentence (when there is one), then the best context one."""
+    return (*reference, *select_evidence(claim, context, 1))
+
+
 def original_sentence_pairs(qa: list, split: str) -> list[TypedPair]:
     """Each hand-written ungrounded answer's altered sentence, with the grounded answer's sentence it replaced as
     the first evidence sentence and the best context sentence as the second."""
@@ -74,21 +79,22 @@ def original_sentence_pairs(qa: list, split: str) -> list[TypedPair]:
             continue
         altered = row.meta["altered_sentence"]
         replaced = [s for s in sentences(grounded[row.meta["group"]].answer) if s not in row.answer][:1]
-        out.append(TypedPair(claim=altered, evidence=(*replaced, *select_evidence(altered, row.context, 1)),
+        out.append(TypedPair(claim=altered, evidence=reference_evidence(altered, replaced, row.context),
                              label=row.error_types[0], source_id=row.id))
     return out
 
 
 def source_sentence_pairs(rows: list) -> list[TypedPair]:
     """For `perturb` variants: each edited sentence with the source answer's sentence it replaced as the first
-    evidence sentence and the best context sentence as the second (as ``diagnostic_original_sentence``)."""
+    evidence sentence and the best context sentence as the second (as ``diagnostic_original_sentence``); rows
+    without a recorded edit are left out."""
     out = []
     for row in rows:
-        for pair in typed_pairs([row], TYPES):
-            replaced = source_sentence(row)
-            if replaced is None:
-                return []
-            out.append(pair.model_copy(update={"evidence": (replaced, *select_evidence(pair.claim, row.context, 1))}))
+        replaced = source_sentence(row)
+        if replaced is None:
+            continue
+        out += [pair.model_copy(update={"evidence": reference_evidence(pair.claim, [replaced], row.context)})
+                for pair in typed_pairs([row], TYPES)]
     return out
 
 

@@ -50,8 +50,11 @@ def read_hand(path: Path) -> dict[str, dict]:
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         if not line.strip():
             continue
-        row = json.loads(line)
         where = f"{path}:{number}"
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise SystemExit(f"{where}: not a JSON object ({err.msg})") from None
         if "id" not in row or not isinstance(row.get("error"), bool):
             raise SystemExit(f"{where}: field 'id' and a true/false 'error' are required")
         if row["error"] and row.get("type") not in TYPES:
