@@ -44,23 +44,36 @@ TYPES = tuple(t.name for t in load_taxonomy(None))
 NGRAM = 8
 
 
+def macro_f1(gold: list[str], predicted: list[str]) -> float:
+    """Mean F1 over the six types that occur in ``gold`` or ``predicted`` ("(none)" for no type: a miss)."""
+    per = typing_scores(gold, predicted, TYPES)["per_type"]
+    f1s = [v["f1"] for k, v in per.items() if k in TYPES]
+    return sum(f1s) / len(f1s) if f1s else 0.0
+
+
 def scored(gold: list[str], predicted: list[str | None], n_boot: int, seed: int) -> dict:
     """Typing scores with a bootstrap 95% interval of macro-F1 (none = no type given, counted as a miss)."""
     pred = [p or "(none)" for p in predicted]
     figures = typing_scores(gold, pred, TYPES)
     figures["per_type"] = {k: v for k, v in figures["per_type"].items() if k in TYPES}
-    f1s = [v["f1"] for v in figures["per_type"].values()]
-    figures["macro_f1"] = sum(f1s) / len(f1s) if f1s else 0.0
+    figures["macro_f1"] = macro_f1(gold, pred)
     figures["n_none"] = pred.count("(none)")
     rng = random.Random(seed)
     draws = []
     for _ in range(n_boot):
         idx = [rng.randrange(len(gold)) for _ in gold]
-        sample = typing_scores([gold[i] for i in idx], [pred[i] for i in idx], TYPES)
-        per = [v["f1"] for k, v in sample["per_type"].items() if k in TYPES]
-        draws.append(sum(per) / len(per) if per else 0.0)
+        draws.append(macro_f1([gold[i] for i in idx], [pred[i] for i in idx]))
     draws.sort()
     figures["macro_f1_ci95"] = [draws[int(0.025 * n_boot)], draws[int(0.975 * n_boot) - 1]]
+    return figures
+
+
+def scored_pairs(head, pairs: list[TypedPair], n_boot: int, seed: int) -> dict:
+    """:func:`scored` of the head's types for ``pairs``, with ``items``: [pair id, gold, predicted] in order, so
+    that two heads can be compared on the same items (``scripts/compare_error_type_heads.py``)."""
+    predicted = head.predict(pairs)
+    figures = scored([p.label for p in pairs], predicted, n_boot, seed)
+    figures["items"] = [[p.source_id, p.label, t] for p, t in zip(pairs, predicted)]
     return figures
 
 
@@ -160,11 +173,10 @@ def main(argv: list[str] | None = None) -> int:
     pairs = typed_pairs(qa, TYPES, head.settings.evidence_k)
     result = {"model_card": json.loads((Path(args.model) / "model_card.json").read_text(encoding="utf-8")),
               "leakage": leakage(args.train_data, args.train_source, args.train_split, args.legal_qa)}
-    result["oracle"] = scored([p.label for p in pairs], head.predict(pairs), args.n_boot, args.seed)
-    result["oracle"]["predictions"] = {p.source_id: t for p, t in zip(pairs, head.predict(pairs))}
+    result["oracle"] = scored_pairs(head, pairs, args.n_boot, args.seed)
+    result["oracle"]["predictions"] = {i: t for i, _, t in result["oracle"]["items"]}
     diagnostic = original_sentence_pairs(every, args.split)
-    result["diagnostic_original_sentence"] = scored([p.label for p in diagnostic], head.predict(diagnostic),
-                                                    args.n_boot, args.seed)
+    result["diagnostic_original_sentence"] = scored_pairs(head, diagnostic, args.n_boot, args.seed)
     gold = {p.source_id: p.label for p in pairs}
     result["end_to_end"] = [f for r in args.records for f in end_to_end(r, gold, args.n_boot, args.seed)]
     result["extra"] = {}
@@ -172,11 +184,10 @@ def main(argv: list[str] | None = None) -> int:
         path, split, source = item.split(":")
         rows = [r for r in load_examples(path.split("+")).examples if keep(r, source or None, split or None)]
         extra = typed_pairs(rows, TYPES, head.settings.evidence_k)
-        result["extra"][item] = scored([p.label for p in extra], head.predict(extra), args.n_boot, args.seed)
+        result["extra"][item] = scored_pairs(head, extra, args.n_boot, args.seed)
         replaced = source_sentence_pairs(rows)
         if replaced:
-            result["extra"][item]["diagnostic_source_sentence"] = scored(
-                [p.label for p in replaced], head.predict(replaced), args.n_boot, args.seed)
+            result["extra"][item]["diagnostic_source_sentence"] = scored_pairs(head, replaced, args.n_boot, args.seed)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     o = result["oracle"]

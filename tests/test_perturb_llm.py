@@ -177,3 +177,32 @@ def test_a_check_that_abstains_keeps_nothing(llm_server):
     result = perturb([SOURCE], types=("factual",), paraphrases=0, check=check)
     assert result.kept_by_type()["factual"] == 0
     assert set(result.rejected_by_reason()) == {"check_abstained"}
+
+
+def _variants_script():
+    import importlib.util
+    from pathlib import Path
+    path = Path(__file__).resolve().parents[1] / "scripts" / "make_error_type_variants.py"
+    spec = importlib.util.spec_from_file_location("make_error_type_variants", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_reword_first_makes_the_rules_edit_the_llm_paraphrase_not_the_source(llm_server):
+    reworded_text = ("Within 21 days of the end of the tenancy the landlord must give the deposit back. "
+                     "Otherwise the landlord owes twice the deposit.")
+    llm_server.push(Reply(content=json.dumps({"paraphrase": reworded_text})))
+    script = _variants_script()
+    sources, rejected = script.reworded_sources([SOURCE], generator(llm_server, only=True), seed=0)
+    assert [s.answer for s in sources] == [reworded_text] and not rejected
+    reworded = sources[0]
+    assert reworded.context == SOURCE.context and reworded.meta["reworded_from"] == SOURCE.answer
+    assert reworded.label == "grounded" and "perturbation" not in reworded.meta
+    variants = [r for r in perturb(sources, types=("factual",), paraphrases=0).examples if r.label == "ungrounded"]
+    assert variants, "the rules found nothing to edit in the paraphrase"
+    for row in variants:
+        edit_ = row.meta["perturbation"]["edit"]
+        assert row.meta["perturbation"]["source_id"] == reworded.id
+        assert reworded_text[edit_["before_start"]:edit_["before_end"]] == edit_["before"]
+        assert row.meta["reworded_from"] == SOURCE.answer and row.answer != reworded_text
