@@ -32,6 +32,14 @@ def forks():
     server.close()
 
 
+@pytest.fixture(autouse=True)
+def own_backend_checks(tmp_path, monkeypatch):
+    """A dtype-check cache of this test's own: ``groundjudge judges`` lists the cached checks, and the suite's shared
+    cache gains one whenever another worker loads a new model, which would change the listing between two runs of
+    the command that are compared."""
+    monkeypatch.setenv("GROUNDJUDGE_BACKEND_CACHE", str(tmp_path / "backend-checks"))
+
+
 def _run(forks: ForkedCli, *args: str, fresh: bool = False, timeout: float = 600) -> subprocess.CompletedProcess:
     env = {**os.environ, "COLUMNS": "200", **({FRESH_VARIABLE: "1"} if fresh else {})}
     return forks.run([sys.executable, "-m", "groundjudge.cli"], list(args), cwd=ROOT, env=env, timeout=timeout)
