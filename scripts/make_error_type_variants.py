@@ -9,6 +9,13 @@ makes at most one variant per type per span. Writes native JSON lines (meta.sour
 every type asked), e.g. Reasoning Errors, which today's rules never make; ``--types`` and ``--per-contract`` keep
 the number of LLM calls in hand. The calls go through the call cache (``--cache-dir``), so a rerun makes none.
 
+``--argued`` writes Reasoning Errors from ContractNLI's own annotations instead, with no LLM: for every hypothesis
+that a dev contract leaves Not Mentioned, the answer "Because SPAN, HYPOTHESIS." argues the hypothesis from the
+contract span that shares the most content words with it. The premise is the contract's own text and the
+conclusion is neither stated nor contradicted by it (that would be a Factual Inaccuracy by the taxonomy's ruling):
+a conclusion the premise does not give. Contract clauses draw no conclusions, so neither the rules nor the 1.5B
+LLM generator make this type from them (results/legal_types/reasoning_llm: 0 of 36 LLM variants asked for it were).
+
 ``--reword-first`` (with ``--generator``) has the LLM paraphrase each span before the rules edit it, so a training
 claim is worded apart from its context as a hand-written answer is, and its edit is the only change of meaning;
 the rules then edit the paraphrase (the LLM edits nothing in that mode). Each row keeps the span it reworded in
@@ -17,6 +24,7 @@ the rules then edit the paraphrase (the LLM edits nothing in that mode). Each ro
     .venv/bin/python scripts/make_error_type_variants.py --out /tmp/cnli_variants.jsonl
     .venv/bin/python scripts/make_error_type_variants.py --types reasoning --per-contract 6 --generator-only \
         --generator "model=openai/qwen,api_base=http://127.0.0.1:8765/v1" --out /tmp/cnli_reasoning_llm.jsonl
+    .venv/bin/python scripts/make_error_type_variants.py --argued --out /tmp/cnli_argued.jsonl
     .venv/bin/python scripts/make_error_type_variants.py --per-contract 12 --reword-first \
         --generator "model=openai/qwen,api_base=http://127.0.0.1:8765/v1" --out /tmp/cnli_reworded.jsonl
 """
@@ -26,12 +34,15 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import re
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 
 from rich.progress import Progress
 
 from groundjudge.llm.service_options import LLMOptions, make_service
+from groundjudge.local_nli.error_type_data import overlap
 from groundjudge.perturb import SLUGS, LLMGenerator, parse_types, perturb
 from groundjudge.types import Example
 
@@ -49,25 +60,72 @@ def dev_contracts(legal_types: Path) -> set[tuple[str, int]]:
     return found
 
 
-def span_sources(folder: Path, wanted: set[tuple[str, int]], per_contract: int, seed: int) -> list[Example]:
-    """One grounded example per kept span (a seeded draw of ``per_contract`` per contract; 0: all)."""
-    out = []
+def wanted_contracts(folder: Path, wanted: set[tuple[str, int]]) -> Iterator[tuple[str, dict, dict, list[str]]]:
+    """(file name, its data, one wanted contract, the contract's spans as single-spaced texts), file by file."""
     for name in sorted({f for f, _ in wanted}):
         data = json.loads((folder / name).read_text(encoding="utf-8"))
         for doc in data["documents"]:
-            if (name, int(doc["id"])) not in wanted:
+            if (name, int(doc["id"])) in wanted:
+                yield name, data, doc, [" ".join(doc["text"][s:e].split()) for s, e in doc["spans"]]
+
+
+def usable_spans(pieces: list[str]) -> list[int]:
+    """The positions of the spans of MIN_WORDS to MAX_WORDS words."""
+    return [i for i, p in enumerate(pieces) if MIN_WORDS <= len(p.split()) <= MAX_WORDS]
+
+
+def window_of(pieces: list[str], i: int) -> tuple[str]:
+    """Span ``i`` with up to NEIGHBOURS spans either side, as one context document."""
+    return ("\n".join(p for p in pieces[max(0, i - NEIGHBOURS):i + NEIGHBOURS + 1] if p),)
+
+
+def span_sources(folder: Path, wanted: set[tuple[str, int]], per_contract: int, seed: int) -> list[Example]:
+    """One grounded example per kept span (a seeded draw of ``per_contract`` per contract; 0: all)."""
+    out = []
+    for name, _, doc, pieces in wanted_contracts(folder, wanted):
+        usable = usable_spans(pieces)
+        if per_contract and len(usable) > per_contract:
+            usable = sorted(random.Random(f"{seed}-{name}-{doc['id']}").sample(usable, per_contract))
+        for i in usable:
+            out.append(Example(id=f"cnlispan-{doc['id']}-{i}", question="What does the agreement say?",
+                               context=window_of(pieces, i), answer=pieces[i], label="grounded", split="dev",
+                               meta={"group": f"doc-{doc['id']}", "source": "contractnli",
+                                     "source_file": name, "contract_id": int(doc["id"]), "span": i}))
+    return out
+
+
+_FUNCTION_WORDS = frozenset("The A An Any Each All No In If At Upon Such This These That Those Notwithstanding For "
+                            "Except Nothing Neither Either It Its Both Following Unless When Where Without To On "
+                            "Subject Collectively Neither Nor Whether As By From With Under".split())
+
+
+def _lower_first(text: str) -> str:
+    """``text`` with its first letter lowercased unless the first word is a name or an acronym (``Receiving``
+    stays, ``The`` becomes ``the``)."""
+    first = text.split(" ", 1)[0].rstrip(",;:")
+    return text[:1].lower() + text[1:] if first in _FUNCTION_WORDS else text
+
+
+def argued_variants(folder: Path, wanted: set[tuple[str, int]]) -> list[Example]:
+    """One Reasoning Error per (dev contract, Not Mentioned hypothesis): "Because SPAN, HYPOTHESIS.", SPAN the
+    contract span of 8-60 words sharing the most content words with the hypothesis; its window is the context."""
+    out = []
+    for name, data, doc, pieces in wanted_contracts(folder, wanted):
+        usable = usable_spans(pieces)
+        for key, annotation in sorted(doc["annotation_sets"][0]["annotations"].items()):
+            if annotation["choice"] != "NotMentioned" or not usable:
                 continue
-            text, spans = doc["text"], doc["spans"]
-            pieces = [" ".join(text[s:e].split()) for s, e in spans]
-            usable = [i for i, p in enumerate(pieces) if MIN_WORDS <= len(p.split()) <= MAX_WORDS]
-            if per_contract and len(usable) > per_contract:
-                usable = sorted(random.Random(f"{seed}-{name}-{doc['id']}").sample(usable, per_contract))
-            for i in usable:
-                window = [p for p in pieces[max(0, i - NEIGHBOURS):i + NEIGHBOURS + 1] if p]
-                out.append(Example(id=f"cnlispan-{doc['id']}-{i}", question="What does the agreement say?",
-                                   context=("\n".join(window),), answer=pieces[i], label="grounded", split="dev",
-                                   meta={"group": f"doc-{doc['id']}", "source": "contractnli",
-                                         "source_file": name, "contract_id": int(doc["id"]), "span": i}))
+            hypothesis = data["labels"][key]["hypothesis"].rstrip(". ")
+            i = max(usable, key=lambda j: (overlap(hypothesis, pieces[j]), -j))
+            premise = re.sub(r"^(?:\(?(?:[0-9]{1,2}(?:\.[0-9]{1,2})*|[a-z]|[ivx]{1,4})[.)]\s+)+", "", pieces[i])
+            claim = f"Because {_lower_first(premise.rstrip('.;:, '))}, {_lower_first(hypothesis)}."
+            out.append(Example(
+                id=f"cnliargued-{doc['id']}-{key}", question="What follows from the agreement?",
+                context=window_of(pieces, i), answer=claim, label="ungrounded", split="dev",
+                error_types=("Reasoning Errors",),
+                meta={"group": f"doc-{doc['id']}", "source": "contractnli", "source_file": name,
+                      "contract_id": int(doc["id"]), "span": i, "hypothesis": key, "altered_sentence": claim,
+                      "rule": "reasoning.argued_not_mentioned"}))
     return out
 
 
@@ -108,7 +166,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cache-dir", metavar="DIR", help="LLM call cache (default: groundjudge's)")
     parser.add_argument("--reword-first", action="store_true",
                         help="the LLM paraphrases each span, then the rules edit the paraphrase (needs --generator)")
+    parser.add_argument("--argued", action="store_true",
+                        help="Reasoning Errors from the Not Mentioned hypotheses, argued from a span (no LLM)")
     args = parser.parse_args(argv)
+    if args.argued:
+        if args.generator or args.reword_first or args.types or args.per_contract:
+            parser.error("--argued takes none of --generator, --reword-first, --types, --per-contract")
+        argued = argued_variants(args.contractnli, dev_contracts(args.legal_types))
+        with args.out.open("w", encoding="utf-8") as handle:
+            for row in argued:
+                handle.write(json.dumps(row.model_dump(mode="json"), ensure_ascii=False) + "\n")
+        print(json.dumps({"variants": len(argued), "contracts": len({r.meta["group"] for r in argued}),
+                          "per_type": dict(Counter(r.error_types[0] for r in argued))}))
+        return 0
     if args.reword_first and not args.generator:
         parser.error("--reword-first needs --generator (the LLM that paraphrases)")
     sources = span_sources(args.contractnli, dev_contracts(args.legal_types), args.per_contract, args.seed)

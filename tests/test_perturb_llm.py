@@ -206,3 +206,41 @@ def test_reword_first_makes_the_rules_edit_the_llm_paraphrase_not_the_source(llm
         assert row.meta["perturbation"]["source_id"] == reworded.id
         assert reworded_text[edit_["before_start"]:edit_["before_end"]] == edit_["before"]
         assert row.meta["reworded_from"] == SOURCE.answer and row.answer != reworded_text
+
+
+def test_argued_reasoning_errors_come_from_not_mentioned_hypotheses_of_dev_contracts(tmp_path):
+    """``--argued``: one "Because SPAN, HYPOTHESIS." per hypothesis a dev contract leaves Not Mentioned, argued from
+    the span sharing the most words with it; entailed and contradicted hypotheses and other contracts give none."""
+    pieces = ["1. The Recipient shall keep the Information secret.",
+              "(b) The Recipient may share the Information with its lawyers and accountants.",
+              "This Agreement is governed by the laws of Delaware and nothing else here."]
+    text = " ".join(pieces)
+    starts = [text.index(piece) for piece in pieces]
+    spans = [[start, start + len(piece)] for start, piece in zip(starts, pieces)]
+    labels = {"nda-1": {"hypothesis": "Receiving Party may share some Information with its accountants."},
+              "nda-2": {"hypothesis": "Receiving Party shall not reverse engineer the Information."},
+              "nda-3": {"hypothesis": "Agreement is governed by the laws of Ohio."}}
+    annotations = {"nda-1": {"choice": "Entailment", "spans": [1]}, "nda-2": {"choice": "NotMentioned", "spans": []},
+                   "nda-3": {"choice": "Contradiction", "spans": [2]}}
+    documents = [{"id": doc_id, "text": text, "spans": spans, "annotation_sets": [{"annotations": annotations}]}
+                 for doc_id in (7, 8)]
+    folder = tmp_path / "cnli"
+    folder.mkdir()
+    (folder / "dev.json").write_text(json.dumps({"documents": documents, "labels": labels}), encoding="utf-8")
+    script = _variants_script()
+    rows = script.argued_variants(folder, {("dev.json", 7)})   # contract 8 is not in the dev split
+    assert len(rows) == 1
+    row = rows[0]
+    assert row.answer == ("Because the Recipient shall keep the Information secret, Receiving Party shall not reverse "
+                          "engineer the Information.")
+    assert row.label == "ungrounded" and row.error_types == ("Reasoning Errors",) and row.split == "dev"
+    assert row.meta["altered_sentence"] == row.answer and row.meta["group"] == "doc-7"
+    assert row.meta["source"] == "contractnli" and row.meta["hypothesis"] == "nda-2"
+    assert "The Recipient shall keep the Information secret." in row.context[0]
+    out = tmp_path / "argued.jsonl"
+    legal_types = tmp_path / "legal_types.jsonl"
+    legal_types.write_text(json.dumps({"id": "x", "context": ["c"], "answer": "a", "split": "dev", "meta": {
+        "source": "contractnli", "source_file": "dev.json", "contract_id": 7}}) + "\n", encoding="utf-8")
+    assert script.main(["--argued", "--contractnli", str(folder), "--legal-types", str(legal_types),
+                        "--out", str(out)]) == 0
+    assert [json.loads(line)["answer"] for line in out.read_text(encoding="utf-8").splitlines()] == [row.answer]
