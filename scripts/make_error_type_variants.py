@@ -96,12 +96,12 @@ def span_sources(folder: Path, wanted: set[tuple[str, int]], per_contract: int, 
 
 _FUNCTION_WORDS = frozenset("The A An Any Each All No In If At Upon Such This These That Those Notwithstanding For "
                             "Except Nothing Neither Either It Its Both Following Unless When Where Without To On "
-                            "Subject Collectively Neither Nor Whether As By From With Under".split())
+                            "Subject Collectively Nor Whether As By From With Under".split())
 
 
 def _lower_first(text: str) -> str:
-    """``text`` with its first letter lowercased unless the first word is a name or an acronym (``Receiving``
-    stays, ``The`` becomes ``the``)."""
+    """``text`` with its first letter lowercased when its first word is a function word (``The`` becomes ``the``;
+    a name such as ``Receiving Party`` keeps its capital)."""
     first = text.split(" ", 1)[0].rstrip(",;:")
     return text[:1].lower() + text[1:] if first in _FUNCTION_WORDS else text
 
@@ -152,6 +152,13 @@ def reworded_sources(sources: list[Example], generator: LLMGenerator, seed: int)
     return out, result.rejected_by_reason()
 
 
+def write_rows(path: Path, rows: list[Example]) -> None:
+    """The rows as native JSON lines."""
+    with path.open("w", encoding="utf-8") as handle:
+        for row in rows:
+            handle.write(json.dumps(row.model_dump(mode="json"), ensure_ascii=False) + "\n")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Write the variants and print the counts per type."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -173,9 +180,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.generator or args.reword_first or args.types or args.per_contract:
             parser.error("--argued takes none of --generator, --reword-first, --types, --per-contract")
         argued = argued_variants(args.contractnli, dev_contracts(args.legal_types))
-        with args.out.open("w", encoding="utf-8") as handle:
-            for row in argued:
-                handle.write(json.dumps(row.model_dump(mode="json"), ensure_ascii=False) + "\n")
+        write_rows(args.out, argued)
         print(json.dumps({"variants": len(argued), "contracts": len({r.meta["group"] for r in argued}),
                           "per_type": dict(Counter(r.error_types[0] for r in argued))}))
         return 0
@@ -194,9 +199,7 @@ def main(argv: list[str] | None = None) -> int:
     result = perturb(sources, types=parse_types(args.types), per_answer=1, seed=args.seed, paraphrases=0,
                      generator=None if args.reword_first else generator)
     variants = [r for r in result.examples if r.label == "ungrounded"]
-    with args.out.open("w", encoding="utf-8") as handle:
-        for row in variants:
-            handle.write(json.dumps(row.model_dump(mode="json"), ensure_ascii=False) + "\n")
+    write_rows(args.out, variants)
     counts = Counter(r.error_types[0] for r in variants)
     print(json.dumps({"sources": len(sources), "contracts": len({s.meta["group"] for s in sources}),
                       "variants": len(variants), "per_type": dict(sorted(counts.items())),
