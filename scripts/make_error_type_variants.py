@@ -15,6 +15,9 @@ contract span that shares the most content words with it. The premise is the con
 conclusion is neither stated nor contradicted by it (that would be a Factual Inaccuracy by the taxonomy's ruling):
 a conclusion the premise does not give. Contract clauses draw no conclusions, so neither the rules nor the 1.5B
 LLM generator make this type from them (results/legal_types/reasoning_llm: 0 of 36 LLM variants asked for it were).
+With ``--forms varied`` the argument takes one of several forms ("P, so C.", "C, because P.", ...) from a premise cut
+to its clause nearest the conclusion; ``--controls`` adds the contradicted hypotheses argued from their evidence,
+typed Factual (results/legal_types/argued/README.md: together they take the Reasoning gain away).
 
 ``--reword-first`` (with ``--generator``) has the LLM paraphrase each span before the rules edit it, so a training
 claim is worded apart from its context as a hand-written answer is, and its edit is the only change of meaning;
@@ -25,6 +28,7 @@ the rules then edit the paraphrase (the LLM edits nothing in that mode). Each ro
     .venv/bin/python scripts/make_error_type_variants.py --types reasoning --per-contract 6 --generator-only \
         --generator "model=openai/qwen,api_base=http://127.0.0.1:8765/v1" --out /tmp/cnli_reasoning_llm.jsonl
     .venv/bin/python scripts/make_error_type_variants.py --argued --out /tmp/cnli_argued.jsonl
+    .venv/bin/python scripts/make_error_type_variants.py --argued --forms varied --controls --out /tmp/varied.jsonl
     .venv/bin/python scripts/make_error_type_variants.py --per-contract 12 --reword-first \
         --generator "model=openai/qwen,api_base=http://127.0.0.1:8765/v1" --out /tmp/cnli_reworded.jsonl
 """
@@ -96,7 +100,7 @@ def span_sources(folder: Path, wanted: set[tuple[str, int]], per_contract: int, 
 
 _FUNCTION_WORDS = frozenset("The A An Any Each All No In If At Upon Such This These That Those Notwithstanding For "
                             "Except Nothing Neither Either It Its Both Following Unless When Where Without To On "
-                            "Subject Collectively Nor Whether As By From With Under".split())
+                            "Subject Collectively Nor Whether As By From With Under Some".split())
 
 
 def _lower_first(text: str) -> str:
@@ -106,26 +110,87 @@ def _lower_first(text: str) -> str:
     return text[:1].lower() + text[1:] if first in _FUNCTION_WORDS else text
 
 
-def argued_variants(folder: Path, wanted: set[tuple[str, int]]) -> list[Example]:
-    """One Reasoning Error per (dev contract, Not Mentioned hypothesis): "Because SPAN, HYPOTHESIS.", SPAN the
-    contract span of 8-60 words sharing the most content words with the hypothesis; its window is the context."""
+# How a person argues a conclusion from a premise (``--forms varied``): the hand-written Reasoning Errors of the
+# legal QA sample use "Because P, C", "P, so C", "C because P", "therefore" and "since".
+ARGUED_FORMS = {
+    "because": "Because {p}, {c}.",
+    "since": "Since {p}, {c}.",
+    "as": "As {p}, it follows that {c}.",
+    "so": "{P}, so {c}.",
+    "therefore": "{P}; therefore, {c}.",
+    "after": "{C}, because {p}.",
+}
+_CLAUSE_CUT = re.compile(r"\s*[;:]\s+|,\s+(?:but|provided that|provided|unless|except that|in which case)\s+")
+_LIST_MARKER = re.compile(r"^(?:\(?(?:[0-9]{1,2}(?:\.[0-9]{1,2})*|[a-z]|[ivx]{1,4})[.)]\s+)+")
+
+
+def whole_clause(piece: str) -> bool:
+    """Whether a span reads as a sentence of its own: a capital first letter after any list marker, and no trailing
+    conjunction or comma (ContractNLI cuts list items into spans such as "is disclosed by a third party, or")."""
+    text = _LIST_MARKER.sub("", piece).rstrip(". ")
+    return text[:1].isupper() and not re.search(r"(?:,|;|:|\b(?:and|or|nor))$", text)
+
+
+def short_premise(premise: str, conclusion: str, min_words: int = 6) -> str:
+    """The clause of ``premise`` (cut at semicolons, colons and ", but", ", provided", ", unless", ...) sharing the most
+    content words with ``conclusion``, when it has ``min_words`` words or more; else the whole premise."""
+    clauses = [c for c in _CLAUSE_CUT.split(premise) if len(c.split()) >= min_words]
+    if len(clauses) < 2:
+        return premise
+    return _LIST_MARKER.sub("", max(clauses, key=lambda c: overlap(conclusion, c)))
+
+
+def argued_claim(premise: str, conclusion: str, form: str) -> str:
+    """``conclusion`` argued from ``premise`` in one of ARGUED_FORMS."""
+    p, c = _lower_first(premise.rstrip(".;:, ")), _lower_first(conclusion.rstrip(". "))
+    return ARGUED_FORMS[form].format(p=p, c=c, P=p[:1].upper() + p[1:], C=c[:1].upper() + c[1:])
+
+
+def argued_variants(folder: Path, wanted: set[tuple[str, int]], forms: str = "because", controls: bool = False,
+                    seed: int = 0) -> list[Example]:
+    """One Reasoning Error per (dev contract, Not Mentioned hypothesis): the hypothesis argued from SPAN, the contract
+    span of 8-60 words sharing the most content words with it; its window is the context.
+
+    ``forms="because"`` writes every claim as "Because SPAN, HYPOTHESIS."; ``"varied"`` argues from spans that
+    read as whole sentences where the contract has one (:func:`whole_clause`), cuts the premise to its clause
+    nearest the conclusion (:func:`short_premise`) and draws a form of ARGUED_FORMS per claim (seeded), as a
+    person's premises are short and their connectives vary. ``controls`` adds, in the same forms, each hypothesis a
+    dev contract **contradicts**, argued from its evidence span: the same connective with a conclusion the contract
+    states the opposite of, which the taxonomy's ruling makes a Factual Inaccuracy, so that a connective alone does
+    not mean Reasoning.
+    """
     out = []
     for name, data, doc, pieces in wanted_contracts(folder, wanted):
         usable = usable_spans(pieces)
         for key, annotation in sorted(doc["annotation_sets"][0]["annotations"].items()):
-            if annotation["choice"] != "NotMentioned" or not usable:
+            choice = annotation["choice"]
+            if choice == "NotMentioned":
+                candidates, kind, rule = usable, "Reasoning Errors", "reasoning.argued_not_mentioned"
+            elif choice == "Contradiction" and controls:
+                candidates = [j for j in usable if j in set(annotation["spans"])]
+                kind, rule = "Factual Inaccuracies", "factual.argued_contradicted"
+            else:
+                continue
+            if not candidates:
                 continue
             hypothesis = data["labels"][key]["hypothesis"].rstrip(". ")
-            i = max(usable, key=lambda j: (overlap(hypothesis, pieces[j]), -j))
-            premise = re.sub(r"^(?:\(?(?:[0-9]{1,2}(?:\.[0-9]{1,2})*|[a-z]|[ivx]{1,4})[.)]\s+)+", "", pieces[i])
-            claim = f"Because {_lower_first(premise.rstrip('.;:, '))}, {_lower_first(hypothesis)}."
+            if forms == "varied":
+                candidates = [j for j in candidates if whole_clause(pieces[j])] or candidates
+            i = max(candidates, key=lambda j: (overlap(hypothesis, pieces[j]), -j))
+            premise = _LIST_MARKER.sub("", pieces[i])
+            form = "because"
+            if forms == "varied":
+                draw = random.Random(f"{seed}-{name}-{doc['id']}-{key}")
+                form = draw.choice(sorted(ARGUED_FORMS))
+                premise = short_premise(premise, hypothesis)
+            claim = argued_claim(premise, hypothesis, form)
             out.append(Example(
                 id=f"cnliargued-{doc['id']}-{key}", question="What follows from the agreement?",
                 context=window_of(pieces, i), answer=claim, label="ungrounded", split="dev",
-                error_types=("Reasoning Errors",),
+                error_types=(kind,),
                 meta={"group": f"doc-{doc['id']}", "source": "contractnli", "source_file": name,
                       "contract_id": int(doc["id"]), "span": i, "hypothesis": key, "altered_sentence": claim,
-                      "rule": "reasoning.argued_not_mentioned"}))
+                      "rule": rule}))
     return out
 
 
@@ -175,15 +240,22 @@ def main(argv: list[str] | None = None) -> int:
                         help="the LLM paraphrases each span, then the rules edit the paraphrase (needs --generator)")
     parser.add_argument("--argued", action="store_true",
                         help="Reasoning Errors from the Not Mentioned hypotheses, argued from a span (no LLM)")
+    parser.add_argument("--forms", choices=("because", "varied"), default="because",
+                        help="with --argued: every claim 'Because P, C.' or a seeded draw of forms and short premises")
+    parser.add_argument("--controls", action="store_true",
+                        help="with --argued: also the contradicted hypotheses argued from their evidence (Factual)")
     args = parser.parse_args(argv)
     if args.argued:
         if args.generator or args.reword_first or args.types or args.per_contract:
             parser.error("--argued takes none of --generator, --reword-first, --types, --per-contract")
-        argued = argued_variants(args.contractnli, dev_contracts(args.legal_types))
+        argued = argued_variants(args.contractnli, dev_contracts(args.legal_types), args.forms, args.controls,
+                                 args.seed)
         write_rows(args.out, argued)
         print(json.dumps({"variants": len(argued), "contracts": len({r.meta["group"] for r in argued}),
                           "per_type": dict(Counter(r.error_types[0] for r in argued))}))
         return 0
+    if args.forms != "because" or args.controls:
+        parser.error("--forms and --controls go with --argued")
     if args.reword_first and not args.generator:
         parser.error("--reword-first needs --generator (the LLM that paraphrases)")
     sources = span_sources(args.contractnli, dev_contracts(args.legal_types), args.per_contract, args.seed)

@@ -24,6 +24,7 @@ from groundjudge.local_nli.error_type_head import (
     HeadSettings,
     load_head,
 )
+from groundjudge.local_nli.error_type_train import typing_scores
 from groundjudge.perturb import perturb
 from groundjudge.types import Example
 
@@ -186,3 +187,18 @@ def test_cli_refuses_data_without_typed_rows(tmp_path, capsys):
     err = capsys.readouterr().err.strip()
     assert err.startswith("error: --data") and "\n" not in err
     assert not (tmp_path / "out").exists()
+
+
+def test_macro_f1_over_gold_types_ignores_a_type_the_set_lacks():
+    """A set with no Reasoning item: one wrong Reasoning prediction puts an F1 of 0 into ``macro_f1`` (the types in
+    gold or predicted) but not into ``macro_f1_gold_types``, which two heads can then be compared by."""
+    types = ("Factual Inaccuracies", "Reasoning Errors", "Terminological Errors")
+    gold = ["Factual Inaccuracies", "Factual Inaccuracies", "Terminological Errors", "Terminological Errors"]
+    never = typing_scores(gold, gold, types)
+    once = typing_scores(gold, ["Factual Inaccuracies", "Reasoning Errors", "Terminological Errors",
+                                "Terminological Errors"], types)
+    assert never["macro_f1"] == never["macro_f1_gold_types"] == 1.0
+    assert once["per_type"]["Reasoning Errors"] == {"precision": 0.0, "recall": 0.0, "f1": 0.0, "n": 0}
+    factual_f1 = 2 * 1.0 * 0.5 / 1.5
+    assert once["macro_f1"] == pytest.approx((factual_f1 + 0.0 + 1.0) / 3)
+    assert once["macro_f1_gold_types"] == pytest.approx((factual_f1 + 1.0) / 2)

@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
+
+import pytest
 
 from groundjudge.llm import LLMService
 from groundjudge.llm.templates import PromptLibrary
@@ -208,12 +211,9 @@ def test_reword_first_makes_the_rules_edit_the_llm_paraphrase_not_the_source(llm
         assert row.meta["reworded_from"] == SOURCE.answer and row.answer != reworded_text
 
 
-def test_argued_reasoning_errors_come_from_not_mentioned_hypotheses_of_dev_contracts(tmp_path):
-    """``--argued``: one "Because SPAN, HYPOTHESIS." per hypothesis a dev contract leaves Not Mentioned, argued from
-    the span sharing the most words with it; entailed and contradicted hypotheses and other contracts give none."""
-    pieces = ["1. The Recipient shall keep the Information secret.",
-              "(b) The Recipient may share the Information with its lawyers and accountants.",
-              "This Agreement is governed by the laws of Delaware and nothing else here."]
+def _contractnli_folder(tmp_path, pieces):
+    """A ContractNLI-shaped folder: contracts 7 and 8 of ``pieces``, hypotheses nda-1 (entailed by span 1), nda-2
+    (not mentioned) and nda-3 (contradicted by span 2)."""
     text = " ".join(pieces)
     starts = [text.index(piece) for piece in pieces]
     spans = [[start, start + len(piece)] for start, piece in zip(starts, pieces)]
@@ -227,6 +227,16 @@ def test_argued_reasoning_errors_come_from_not_mentioned_hypotheses_of_dev_contr
     folder = tmp_path / "cnli"
     folder.mkdir()
     (folder / "dev.json").write_text(json.dumps({"documents": documents, "labels": labels}), encoding="utf-8")
+    return folder
+
+
+def test_argued_reasoning_errors_come_from_not_mentioned_hypotheses_of_dev_contracts(tmp_path):
+    """``--argued``: one "Because SPAN, HYPOTHESIS." per hypothesis a dev contract leaves Not Mentioned, argued from
+    the span sharing the most words with it; entailed and contradicted hypotheses and other contracts give none."""
+    pieces = ["1. The Recipient shall keep the Information secret.",
+              "(b) The Recipient may share the Information with its lawyers and accountants.",
+              "This Agreement is governed by the laws of Delaware and nothing else here."]
+    folder = _contractnli_folder(tmp_path, pieces)
     script = _variants_script()
     rows = script.argued_variants(folder, {("dev.json", 7)})   # contract 8 is not in the dev split
     assert len(rows) == 1
@@ -244,3 +254,35 @@ def test_argued_reasoning_errors_come_from_not_mentioned_hypotheses_of_dev_contr
     assert script.main(["--argued", "--contractnli", str(folder), "--legal-types", str(legal_types),
                         "--out", str(out)]) == 0
     assert [json.loads(line)["answer"] for line in out.read_text(encoding="utf-8").splitlines()] == [row.answer]
+
+
+def test_argued_varied_forms_and_contradicted_controls(tmp_path):
+    """``--forms varied --controls``: the Not Mentioned hypothesis is argued from a span that reads as a sentence
+    (not the list fragment that shares more words), cut to its clause nearest the conclusion, in a seeded form; the
+    contradicted hypothesis is argued from its evidence span in the same forms and typed Factual. Entailed
+    hypotheses give nothing, and ``--forms``/``--controls`` without ``--argued`` are refused."""
+    pieces = ["is Information that the Receiving Party shall not reverse engineer, or",
+              "(b) The Recipient may share the Information with its lawyers and accountants.",
+              "This Agreement is governed by the laws of Delaware; the Receiving Party shall not copy the Information."]
+    folder = _contractnli_folder(tmp_path, pieces)
+    script = _variants_script()
+    assert not script.whole_clause(pieces[0]) and script.whole_clause(pieces[1]) and script.whole_clause(pieces[2])
+    rows = {r.meta["hypothesis"]: r for r in script.argued_variants(folder, {("dev.json", 7)}, "varied", True, 3)}
+    assert set(rows) == {"nda-2", "nda-3"}
+    reasoning, factual = rows["nda-2"], rows["nda-3"]
+    assert reasoning.error_types == ("Reasoning Errors",) and factual.error_types == ("Factual Inaccuracies",)
+    assert reasoning.meta["span"] == 2 and factual.meta["span"] == 2      # span 0 is a fragment; 2 is nda-3's evidence
+    assert "Delaware" not in reasoning.answer
+    assert "the Receiving Party shall not copy the Information" in reasoning.answer
+    assert "Delaware" in factual.answer and "Ohio" in factual.answer
+    forms = [re.escape(f).replace(r"\{p\}", ".+").replace(r"\{c\}", ".+").replace(r"\{P\}", ".+")
+             .replace(r"\{C\}", ".+") for f in script.ARGUED_FORMS.values()]
+    for row in (reasoning, factual):
+        assert any(re.fullmatch(f, row.answer) for f in forms), row.answer
+        assert row.meta["altered_sentence"] == row.answer and row.label == "ungrounded"
+    again = script.argued_variants(folder, {("dev.json", 7)}, "varied", True, 3)
+    assert [r.answer for r in again] == [r.answer for r in rows.values()]
+    seen = {script.argued_variants(folder, {("dev.json", 7)}, "varied", False, seed)[0].answer for seed in range(12)}
+    assert len(seen) > 1                                   # the seed draws the form
+    with pytest.raises(SystemExit):
+        script.main(["--forms", "varied", "--out", str(tmp_path / "x.jsonl")])
