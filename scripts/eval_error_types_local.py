@@ -8,8 +8,9 @@ confusion matrix):
 - ``diagnostic_original_sentence``: the same, but the diff is taken against the sentence of the item's grounded
   answer that the altered one replaced (plus the best context sentence): a judge never has it; it shows how much
   is lost to the paraphrase between the answer and its context;
-- ``end_to_end``: for each ``--records`` run of ``error_types:backend=local``, the type of the first typed claim of
-  each ungrounded answer (none when the judge called it grounded: a miss, never a class), as the report counts it;
+- ``end_to_end``: for each ``--records`` run of ``error_types:backend=local``, the type of the least-supported
+  typed claim of each ungrounded answer (none when the judge called it grounded: a miss, never a class), as the
+  run's summary counts it;
 - ``--extra FILE:SPLIT:SOURCE`` sets (e.g. the rule variants of the legal QA answers in datasets/legal_types, or
   the LLM generator's variants with a reader's types, results/legal_types/llm_variants); for `perturb` variants also
   ``diagnostic_source_sentence``: the diff taken against the source answer's sentence that the edit changed.
@@ -38,7 +39,9 @@ from groundjudge.local_nli.error_type_data import (
 )
 from groundjudge.local_nli.error_type_head import load_head
 from groundjudge.local_nli.error_type_train import keep, typing_scores
+from groundjudge.runs.error_type_stats import lead_error_type
 from groundjudge.text import sentences
+from groundjudge.types import ClaimVerdict
 
 TYPES = tuple(t.name for t in load_taxonomy(None))
 NGRAM = 8
@@ -129,7 +132,8 @@ def leakage(train_files: list[str], source: str, split: str | None, legal_qa: st
 
 
 def end_to_end(records: Path, gold: dict[str, str], n_boot: int, seed: int) -> list[dict]:
-    """Typing of each judge of a run's records on the gold ungrounded answers (first typed claim's type)."""
+    """Typing of each judge of a run's records on the gold ungrounded answers: the type of each answer's
+    least-supported typed claim, as the run's summary reads it (:func:`lead_error_type`)."""
     given: dict[str, dict[str, str | None]] = {}
     labels: dict[str, dict[str, str]] = {}
     for line in records.open(encoding="utf-8"):
@@ -138,8 +142,8 @@ def end_to_end(records: Path, gold: dict[str, str], n_boot: int, seed: int) -> l
             continue
         verdict = row["result"]["verdict"]
         if verdict["example_id"] in gold:
-            types = [c.get("error_type") for c in verdict.get("claims", []) if c.get("error_type")]
-            given.setdefault(row["judge"], {})[verdict["example_id"]] = types[0] if types else None
+            claims = [ClaimVerdict.model_validate(c) for c in verdict.get("claims", [])]
+            given.setdefault(row["judge"], {})[verdict["example_id"]] = lead_error_type(claims)
             labels.setdefault(row["judge"], {})[verdict["example_id"]] = verdict["label"]
     out = []
     for judge, typed in given.items():

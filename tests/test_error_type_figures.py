@@ -138,7 +138,7 @@ def test_typing_confusion_matrix_and_macro_f1(summaries):
     assert typing["types"] == sorted([FI, CM, MA, PE, RE, TE])
     assert typing["predicted"] == typing["types"] + [NONE]
     zero = dict.fromkeys(typing["predicted"], 0)
-    # the answer's type is its first unsupported claim's: FI, never the TE of the claim after it
+    # claims without scores: the answer's type is its first unsupported claim's, FI, never the TE after it
     assert typing["confusion"] == {
         FI: {**zero, FI: 5, RE: 1}, MA: {**zero, MA: 7, FI: 1, NONE: 2}, PE: {**zero, PE: 2, NONE: 3},
         RE: {**zero, RE: 1, NONE: 3}, CM: zero, TE: zero}
@@ -217,3 +217,48 @@ def test_common_recomputes_the_figures_on_the_shared_answers(runs, tmp_path):
 
 def section(markdown: str, heading: str) -> str:
     return markdown.split(f"## {heading}\n", 1)[1].split("\n## ", 1)[0]
+
+
+def _typed(text: str, kind: str | None, score: float | None, label: str = "unverifiable") -> ClaimVerdict:
+    return ClaimVerdict(claim=Claim(text=text), label=label, score=score, error_type=kind)
+
+
+def test_the_lead_error_type_is_the_least_supported_typed_claim():
+    """Scored claims: the lowest score's type (the first of equal scores); a typed claim without a score puts the
+    answer's order back; supported claims and untyped ones never lead."""
+    from groundjudge.runs.error_type_stats import lead_error_type
+
+    assert lead_error_type([_typed("a", FI, 0.4), _typed("b", TE, 0.1), _typed("c", MA, 0.3)]) == TE
+    assert lead_error_type([_typed("a", FI, 0.2), _typed("b", TE, 0.2)]) == FI
+    assert lead_error_type([_typed("a", FI, 0.4), _typed("b", TE, None)]) == FI
+    assert lead_error_type([_typed("a", RE, 0.0, label="supported"), _typed("b", None, 0.0),
+                            _typed("c", PE, 0.5)]) == PE
+    assert lead_error_type([_typed("a", None, 0.1)]) is None
+
+
+def test_a_run_summary_types_an_answer_by_its_least_supported_claim(tmp_path):
+    """Through the records and the summary's lean copy of them: the detector's weakest sentence gives the type, and
+    two judges' agreement compares the same lead types."""
+    specs = [JudgeSpec(spec=f"error_types:model=m{k},threshold=0.5", name="error_types",
+                       settings={"model": f"m{k}", "threshold": 0.5, "taxonomy": None}) for k in (1, 2)]
+    header = RunHeader(run_id="lead", started_at="2026-03-01T10:00:00Z", judges=tuple(specs),
+                       dataset=DatasetInfo(files=("x.jsonl",), formats=("native",), n=2, hash="0" * 64))
+    claims = {specs[0].spec: (_typed("a", FI, 0.4), _typed("b", TE, 0.1)),
+              specs[1].spec: (_typed("a", FI, 0.2), _typed("b", TE, 0.3))}
+    with RecordWriter(tmp_path / "records.jsonl") as writer:
+        writer.write(header)
+        for spec in specs:
+            for i, gold in enumerate((TE, TE)):
+                verdict = Verdict(example_id=f"q{i}", label="ungrounded", score=0.1, claims=claims[spec.spec],
+                                  path="error_types")
+                writer.write(ResultRecord(judge=spec.spec, example=_example(i, gold),
+                                          result=JudgeResult(verdict=verdict)))
+    from groundjudge.runs.lean_records import read_lean_records
+
+    for records in (read_records(tmp_path / "records.jsonl"), read_lean_records(tmp_path / "records.jsonl")):
+        summary = summarize(records, n_boot=20)
+        first, second = (summary["judges"][s.spec]["error_typing"] for s in specs)
+        assert first["confusion"][TE][TE] == 2 and first["accuracy"] == 1.0
+        assert second["confusion"][TE][FI] == 2 and second["accuracy"] == 0.0
+        (pair,) = summary["pairwise"]
+        assert pair["error_type_n"] == 2 and pair["error_type_agreement"] == 0.0     # TE against FI on both

@@ -104,7 +104,7 @@ def typing_confusion(comparison: Comparison, key: str, out: Path, name: str) -> 
     ax.set_title(f"Error typing of {short(names[key], 60)}: macro-F1 {typing['macro_f1']:.2f}, typed as gold "
                  f"{typing['accuracy']:.2f} (n={typing['n']})\n{subtitle(comparison, [key])}", fontsize=8.5,
                  loc="left", color=comparison.colours[key])
-    note = ("shaded by share of the gold row; an answer's type: that of its first unsupported claim; none: judged "
+    note = ("shaded by share of the gold row; an answer's type: that of its least-supported typed claim; none: judged "
             "grounded, abstained or typed nothing")
     fig.text(0.01, -0.02, textwrap.fill(note, 120), fontsize=7, color="#555", va="top")
     fig.tight_layout()

@@ -84,7 +84,8 @@ def typing_tables(comparison: Comparison) -> list[dict[str, Any]]:
         return []
     out = [{"id": "error-typing", "keys": keys, "title": "Error typing: macro-F1",
             "note": "How well each typing judge names the error, on the ungrounded answers whose gold type is in "
-                    "its taxonomy. An answer's type is the one given to its first unsupported claim, or none "
+                    "its taxonomy. An answer's type is the one given to its least-supported unsupported claim "
+                    "(the first, where the claims carry no score), or none "
                     "when the judge called it grounded, abstained or typed nothing. Macro-F1: mean F1 over the "
                     "types that are a gold or a given type (none is never a class, only a miss).",
             "headers": ["judge", "typing macro-F1", "typed as gold", "given no type", "n"],

@@ -19,6 +19,7 @@ An answer may carry several gold types; it then counts once under each of them i
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from typing import Any
 
 from groundjudge.runs.injection import rate
@@ -36,13 +37,29 @@ def predicted_error_types(record: ResultRecord) -> list[str]:
     return [c.error_type for c in record.result.verdict.claims if c.error_type]
 
 
+def lead_error_type(claims: Sequence[Any]) -> str | None:
+    """The type of the least-supported typed unsupported claim: the lowest support score when every such claim
+    has one (the first of equal scores), else the first in the answer; None when no unsupported claim is typed.
+
+    Where a detector scores each sentence, its lowest-scored sentence is where the error most likely is: on the
+    51 hand-written legal QA test answers the local error-types judge's lowest-scored typed sentence is the one the
+    error altered in 14 of 44 answers with ``detector=quip``, its first typed sentence in 7
+    (results/legal_types/local_head)."""
+    typed = [c for c in claims if c.error_type and c.label != "supported"]
+    if not typed:
+        return None
+    if all(c.score is not None for c in typed):
+        return min(typed, key=lambda c: c.score).error_type   # min keeps the first of equal scores
+    return typed[0].error_type
+
+
 def answer_error_type(record: ResultRecord) -> str:
-    """The judge's error type for one answer: the type of its first typed unsupported claim, or ``"none"`` when
-    the judge called the answer grounded, abstained, or typed no claim of it."""
+    """The judge's error type for one answer: the type of its least-supported typed unsupported claim
+    (:func:`lead_error_type`), or ``"none"`` when the judge called the answer grounded, abstained, or typed no
+    claim of it."""
     if record.result.verdict.label != "ungrounded":
         return NO_TYPE
-    return next((c.error_type for c in record.result.verdict.claims
-                 if c.error_type and c.label != "supported"), NO_TYPE)
+    return lead_error_type(record.result.verdict.claims) or NO_TYPE
 
 
 def typed_ungrounded(labelled: list[ResultRecord]) -> list[ResultRecord]:

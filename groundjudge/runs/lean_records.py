@@ -53,14 +53,15 @@ class LeanExample:
 
 
 class LeanClaim:
-    """What a summary reads of a claim verdict: its label, error type and view votes -- no claim text, evidence,
-    reason or chunks (which make most of a claim's bytes: ~3.7 KB per answer of the ``views`` judge, kept for every
-    answer of a run until the summary was written). Equal view votes share one read-only mapping."""
+    """What a summary reads of a claim verdict: its label, support score, error type and view votes -- no claim
+    text, evidence, reason or chunks (which make most of a claim's bytes: ~3.7 KB per answer of the ``views`` judge,
+    kept for every answer of a run until the summary was written). Equal view votes share one read-only mapping."""
 
-    __slots__ = ("label", "error_type", "views")
+    __slots__ = ("label", "score", "error_type", "views")
 
     def __init__(self, claim: Any, votes: dict[tuple, Any]):
         self.label = _shared(claim.label)
+        self.score = claim.score
         self.error_type = _shared(claim.error_type)
         views = claim.views
         if views is not None:   # 2^n distinct vote patterns for n views: one mapping each

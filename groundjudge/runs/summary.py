@@ -17,7 +17,7 @@ from groundjudge.metrics import (
     ranking_metrics,
 )
 from groundjudge.runs.agreement import pair_agreement, verdict_shares, verdicts_by_answer
-from groundjudge.runs.error_type_stats import error_type_summary, predicted_error_types
+from groundjudge.runs.error_type_stats import error_type_summary, lead_error_type
 from groundjudge.runs.injection import injection_summaries
 from groundjudge.runs.latency import latency_summary
 from groundjudge.runs.lean_records import LeanResults, read_lean_records
@@ -129,9 +129,9 @@ def cascade_summary(results: list[ResultRecord]) -> dict[str, Any]:
 
 
 def error_type_agreement(a: list[ResultRecord], b: list[ResultRecord]) -> dict[str, Any]:
-    """Cohen's kappa between two judges' first error type on the answers both typed."""
-    first_a = {r.example.id: predicted_error_types(r)[0] for r in a if predicted_error_types(r)}
-    first_b = {r.example.id: predicted_error_types(r)[0] for r in b if predicted_error_types(r)}
+    """Cohen's kappa between two judges' lead error type (:func:`lead_error_type`) on the answers both typed."""
+    first_a = {r.example.id: t for r in a if (t := lead_error_type(r.result.verdict.claims))}
+    first_b = {r.example.id: t for r in b if (t := lead_error_type(r.result.verdict.claims))}
     shared = sorted(first_a.keys() & first_b.keys())
     if len(shared) < 2:
         return {}
