@@ -39,7 +39,7 @@ from groundjudge.local_nli.error_type_data import (
 )
 from groundjudge.local_nli.error_type_head import load_head
 from groundjudge.local_nli.error_type_train import keep, typing_scores
-from groundjudge.runs.error_type_stats import lead_error_type
+from groundjudge.runs.error_type_stats import lead_claim, lead_error_type
 from groundjudge.text import sentences
 from groundjudge.types import ClaimVerdict
 
@@ -131,26 +131,51 @@ def leakage(train_files: list[str], source: str, split: str | None, legal_qa: st
             "claims_sharing_8_words_with_legal_qa": len(shared), "examples": shared[:5]}
 
 
-def end_to_end(records: Path, gold: dict[str, str], n_boot: int, seed: int) -> list[dict]:
+def is_sentence(claim: str, sentence: str) -> bool:
+    """Whether a judge's claim text is ``sentence`` (one contains the other, spaces aside: splitters differ)."""
+    a, b = " ".join(claim.split()), " ".join(sentence.split())
+    return bool(a) and bool(b) and (a in b or b in a)
+
+
+def end_to_end(records: Path, gold: dict[str, str], altered: dict[str, str], n_boot: int, seed: int) -> list[dict]:
     """Typing of each judge of a run's records on the gold ungrounded answers: the type of each answer's
-    least-supported typed claim, as the run's summary reads it (:func:`lead_error_type`)."""
+    least-supported typed claim, as the run's summary reads it (:func:`lead_error_type`).
+
+    ``localisation`` counts where the error is looked for, against the sentence the error altered (``altered``):
+    ``lowest_scored`` of the answers whose claims all carry a score, those whose lowest-scored sentence is the
+    altered one (no threshold: the detector's ranking alone); ``lead_typed`` of the answers given a type, those
+    whose typed sentence that gives the answer its type is the altered one."""
     given: dict[str, dict[str, str | None]] = {}
     labels: dict[str, dict[str, str]] = {}
+    found: dict[str, dict[str, list[int]]] = {}
     for line in records.open(encoding="utf-8"):
         row = json.loads(line)
         if row.get("kind") != "result":
             continue
         verdict = row["result"]["verdict"]
-        if verdict["example_id"] in gold:
-            claims = [ClaimVerdict.model_validate(c) for c in verdict.get("claims", [])]
-            given.setdefault(row["judge"], {})[verdict["example_id"]] = lead_error_type(claims)
-            labels.setdefault(row["judge"], {})[verdict["example_id"]] = verdict["label"]
+        answer = verdict["example_id"]
+        if answer not in gold:
+            continue
+        judge = row["judge"]
+        claims = [ClaimVerdict.model_validate(c) for c in verdict.get("claims", [])]
+        given.setdefault(judge, {})[answer] = lead_error_type(claims)
+        labels.setdefault(judge, {})[answer] = verdict["label"]
+        counts = found.setdefault(judge, {"lowest_scored": [0, 0], "lead_typed": [0, 0]})
+        if claims and all(c.score is not None for c in claims):
+            lowest = min(claims, key=lambda c: c.score)
+            counts["lowest_scored"][0] += is_sentence(lowest.claim.text, altered[answer])
+            counts["lowest_scored"][1] += 1
+        lead = lead_claim(claims)
+        if lead is not None:
+            counts["lead_typed"][0] += is_sentence(lead.claim.text, altered[answer])
+            counts["lead_typed"][1] += 1
     out = []
     for judge, typed in given.items():
         ids = [i for i in gold if i in typed]
         figures = scored([gold[i] for i in ids], [typed[i] for i in ids], n_boot, seed)
         figures["judge"] = judge
         figures["called_ungrounded"] = sum(1 for i in ids if labels[judge][i] == "ungrounded")
+        figures["localisation"] = {k: {"altered": hit, "of": n} for k, (hit, n) in found[judge].items()}
         out.append(figures)
     return out
 
@@ -182,7 +207,8 @@ def main(argv: list[str] | None = None) -> int:
     diagnostic = original_sentence_pairs(every, args.split)
     result["diagnostic_original_sentence"] = scored_pairs(head, diagnostic, args.n_boot, args.seed)
     gold = {p.source_id: p.label for p in pairs}
-    result["end_to_end"] = [f for r in args.records for f in end_to_end(r, gold, args.n_boot, args.seed)]
+    altered = {r.id: r.meta["altered_sentence"] for r in qa if r.id in gold}
+    result["end_to_end"] = [f for r in args.records for f in end_to_end(r, gold, altered, args.n_boot, args.seed)]
     result["extra"] = {}
     for item in args.extra:
         path, split, source = item.split(":")
@@ -199,7 +225,8 @@ def main(argv: list[str] | None = None) -> int:
     d = result["diagnostic_original_sentence"]
     print(f"diagnostic, replaced sentence as evidence: macro-F1 {d['macro_f1']:.3f} {d['macro_f1_ci95']}")
     for e in result["end_to_end"]:
-        print(f"{e['judge']}: macro-F1 {e['macro_f1']:.3f} {e['macro_f1_ci95']}, none {e['n_none']}/{e['n']}")
+        where = ", ".join(f"{k} on the altered sentence {v['altered']}/{v['of']}" for k, v in e["localisation"].items())
+        print(f"{e['judge']}: macro-F1 {e['macro_f1']:.3f} {e['macro_f1_ci95']}, none {e['n_none']}/{e['n']}; {where}")
     for k, e in result["extra"].items():
         print(f"{k}: n={e['n']} macro-F1 {e['macro_f1']:.3f} {e['macro_f1_ci95']}")
         if "diagnostic_source_sentence" in e:

@@ -37,20 +37,27 @@ def predicted_error_types(record: ResultRecord) -> list[str]:
     return [c.error_type for c in record.result.verdict.claims if c.error_type]
 
 
+def lead_claim(claims: Sequence[Any]) -> Any | None:
+    """The least-supported typed unsupported claim: the lowest support score when every such claim has one (the
+    first of equal scores), else the first in the answer; None when no unsupported claim is typed."""
+    typed = [c for c in claims if c.error_type and c.label != "supported"]
+    if not typed:
+        return None
+    if all(c.score is not None for c in typed):
+        return min(typed, key=lambda c: c.score)   # min keeps the first of equal scores
+    return typed[0]
+
+
 def lead_error_type(claims: Sequence[Any]) -> str | None:
-    """The type of the least-supported typed unsupported claim: the lowest support score when every such claim
-    has one (the first of equal scores), else the first in the answer; None when no unsupported claim is typed.
+    """The type of the least-supported typed unsupported claim (:func:`lead_claim`); None when no unsupported
+    claim is typed.
 
     Where a detector scores each sentence, its lowest-scored sentence is where the error most likely is: on the
     51 hand-written legal QA test answers the local error-types judge's lowest-scored typed sentence is the one the
     error altered in 14 of 44 answers with ``detector=quip``, its first typed sentence in 7
     (results/legal_types/local_head)."""
-    typed = [c for c in claims if c.error_type and c.label != "supported"]
-    if not typed:
-        return None
-    if all(c.score is not None for c in typed):
-        return min(typed, key=lambda c: c.score).error_type   # min keeps the first of equal scores
-    return typed[0].error_type
+    lead = lead_claim(claims)
+    return None if lead is None else lead.error_type
 
 
 def answer_error_type(record: ResultRecord) -> str:
