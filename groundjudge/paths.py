@@ -25,3 +25,15 @@ def portable_model(name: str | None) -> str | None:
     if local.is_absolute() or name.startswith("~") or local.exists():
         return portable_path(name)
     return name
+
+
+def portable_command(argv: list[str]) -> str:
+    """A command line for a record: every argument that names a local path (absolute, ``~``, or one that exists;
+    ``--flag=PATH`` included) as :func:`portable_path` writes it, the rest as given."""
+    def portable(arg: str) -> str:
+        flag, eq, value = arg.partition("=") if arg.startswith("--") else ("", "", arg)
+        path = Path(value).expanduser()
+        if value and (path.is_absolute() or value.startswith("~") or (not arg.startswith("-") and path.exists())):
+            value = portable_path(value)
+        return f"{flag}{eq}{value}"
+    return " ".join(portable(arg) for arg in argv)

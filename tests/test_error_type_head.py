@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
+import sys
 
 import pytest
 
@@ -153,7 +154,7 @@ def test_local_backend_types_unsupported_sentences_without_a_network(tmp_path, n
 
 
 @pytest.mark.slow
-def test_train_writes_a_head_with_its_card(tmp_path):
+def test_train_writes_a_head_with_its_card(tmp_path, monkeypatch):
     from groundjudge.local_nli.error_type_train import (
         ErrorTypeTrainConfig,
         class_weights,
@@ -168,7 +169,11 @@ def test_train_writes_a_head_with_its_card(tmp_path):
     tiny_head(base)   # any small BERT folder serves as a base
     cfg = ErrorTypeTrainConfig(data=(str(data),), out=str(tmp_path / "out"), base=str(base), source="contractnli",
                                split="dev", val_split="test", epochs=1, batch_size=4, max_length=64, types=TYPES)
+    (tmp_path / "work").mkdir()
+    monkeypatch.chdir(tmp_path / "work")
+    monkeypatch.setattr(sys, "argv", ["groundjudge", "train-error-types", str(data), "--out", str(tmp_path / "out")])
     card = train_error_types(cfg, report=lambda line: None)
+    assert card["command"] == "groundjudge train-error-types ../rows.jsonl --out ../out"   # no machine path
     counts = card["data"]["counts_per_type"]
     assert sum(counts.values()) == len(rows) // 2 and card["validation"]["n"] == len(rows) // 2
     assert card["base"] == str(base) and card["training"]["steps"] >= 1 and card["date"]

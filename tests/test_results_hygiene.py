@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from groundjudge.formats.load import load_examples
-from groundjudge.paths import portable_model, portable_path
+from groundjudge.paths import portable_command, portable_model, portable_path
 
 ROOT = Path(__file__).resolve().parents[1]
 MACHINE_PATH = re.compile(r"(?<![\w.])(?:/(?:home/[a-z]|tmp/|work/|root/|Users/|mnt/|opt/|var/folders/)[^\s\"'`)\]]*"
@@ -70,6 +70,18 @@ def test_writers_record_portable_paths(tmp_path, monkeypatch):
     assert portable_model("cross-encoder/nli-deberta-v3-base") == "cross-encoder/nli-deberta-v3-base"
     assert portable_path("/usr/share") == "share"  # far from the project: the bare name, not the path
     assert portable_model(str(tmp_path / "models" / "gone")) == "../models/gone"  # absolute, even once deleted
+
+
+def test_a_recorded_command_names_its_paths_portably(tmp_path, monkeypatch):
+    project = tmp_path / "project"
+    (project / "data").mkdir(parents=True)
+    (project / "data" / "a.jsonl").write_text("")
+    monkeypatch.chdir(project)
+    argv = ["train-error-types", "data/a.jsonl", str(tmp_path / "scratch" / "b.jsonl"), "--max-length", "128",
+            "--base", "all-mpnet-base-v2", f"--out={tmp_path / 'scratch' / 'head'}", "--out", "/usr/share/head"]
+    assert portable_command(argv) == ("train-error-types data/a.jsonl ../scratch/b.jsonl --max-length 128 "
+                                      "--base all-mpnet-base-v2 --out=../scratch/head --out head")
+    assert not MACHINE_PATH.search(portable_command(argv))
 
 
 def test_run_headers_list_data_files_as_portable_paths(tmp_path, monkeypatch):

@@ -22,7 +22,7 @@ from pydantic import BaseModel, Field
 from groundjudge.local_nli.error_type_data import EVIDENCE_K, TypedPair, typed_pairs
 from groundjudge.local_nli.error_type_head import ErrorTypeHead, HeadSettings, new_head
 from groundjudge.local_nli.model import DEFAULT_EMBEDDER, resolve_model, torch_threads
-from groundjudge.paths import portable_path
+from groundjudge.paths import portable_command, portable_path
 
 
 class ErrorTypeTrainConfig(BaseModel):
@@ -189,7 +189,7 @@ def train_error_types(cfg: ErrorTypeTrainConfig, report: Callable[[str], None] =
     run = fit(head, pairs, cfg, report)
     card = {
         "kind": "error_type_head", "date": date.today().isoformat(),
-        "command": "groundjudge " + " ".join(sys.argv[1:]) if sys.argv[1:] else None,
+        "command": "groundjudge " + portable_command(sys.argv[1:]) if sys.argv[1:] else None,
         "base": cfg.base, "types": list(cfg.types), "input_format": settings.input_format,
         "data": {"files": [portable_path(f) for f in cfg.data], "source": cfg.source, "split": cfg.split,
                  "pairs_found": len(found), "pairs_used": len(pairs), "max_per_type": cfg.max_per_type,
