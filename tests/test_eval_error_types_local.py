@@ -3,22 +3,17 @@ claim, and where the detector looked for the error against the sentence the erro
 
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
 
 from groundjudge.types import Claim, ClaimVerdict, Example, JudgeResult, ResultRecord, Verdict
+from project_scripts import load_script
 
 FI, TE = "Factual Inaccuracies", "Terminological Errors"
 JUDGE = "error_types:backend=local,model=m"
 
 
 def _script():
-    path = Path(__file__).resolve().parents[1] / "scripts" / "eval_error_types_local.py"
-    spec = importlib.util.spec_from_file_location("eval_error_types_local", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("eval_error_types_local")
 
 
 def _claim(text: str, score: float | None, kind: str | None = None) -> ClaimVerdict:

@@ -16,6 +16,7 @@ from groundjudge.perturb import JudgeCheck, LLMGenerator, perturb
 from groundjudge.testing.oracle import blocks, oracle_responder
 from groundjudge.testing.scripted_server import MALFORMED, Reply
 from groundjudge.types import Example
+from project_scripts import load_script
 
 CONTEXT = ("Section 12. (1) The landlord shall return the deposit within 21 days after the tenancy ends. "
            "(2) A landlord who fails to do so is liable for twice the deposit.")
@@ -183,13 +184,7 @@ def test_a_check_that_abstains_keeps_nothing(llm_server):
 
 
 def _variants_script():
-    import importlib.util
-    from pathlib import Path
-    path = Path(__file__).resolve().parents[1] / "scripts" / "make_error_type_variants.py"
-    spec = importlib.util.spec_from_file_location("make_error_type_variants", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("make_error_type_variants")
 
 
 def test_reword_first_makes_the_rules_edit_the_llm_paraphrase_not_the_source(llm_server):
