@@ -39,7 +39,7 @@ from groundjudge.local_nli.error_type_data import (
 )
 from groundjudge.local_nli.error_type_head import load_head
 from groundjudge.local_nli.error_type_train import keep, typing_scores
-from groundjudge.runs.error_type_stats import lead_claim, lead_error_type
+from groundjudge.runs.error_type_stats import lead_claim
 from groundjudge.text import sentences
 from groundjudge.types import ClaimVerdict
 
@@ -139,7 +139,7 @@ def is_sentence(claim: str, sentence: str) -> bool:
 
 def end_to_end(records: Path, gold: dict[str, str], altered: dict[str, str], n_boot: int, seed: int) -> list[dict]:
     """Typing of each judge of a run's records on the gold ungrounded answers: the type of each answer's
-    least-supported typed claim, as the run's summary reads it (:func:`lead_error_type`).
+    least-supported typed claim (:func:`lead_claim`), as the run's summary reads it.
 
     ``localisation`` counts where the error is looked for, against the sentence the error altered (``altered``):
     ``lowest_scored`` of the answers whose claims all carry a score, those whose lowest-scored sentence is the
@@ -158,14 +158,14 @@ def end_to_end(records: Path, gold: dict[str, str], altered: dict[str, str], n_b
             continue
         judge = row["judge"]
         claims = [ClaimVerdict.model_validate(c) for c in verdict.get("claims", [])]
-        given.setdefault(judge, {})[answer] = lead_error_type(claims)
+        lead = lead_claim(claims)
+        given.setdefault(judge, {})[answer] = None if lead is None else lead.error_type
         labels.setdefault(judge, {})[answer] = verdict["label"]
         counts = found.setdefault(judge, {"lowest_scored": [0, 0], "lead_typed": [0, 0]})
         if claims and all(c.score is not None for c in claims):
             lowest = min(claims, key=lambda c: c.score)
             counts["lowest_scored"][0] += is_sentence(lowest.claim.text, altered[answer])
             counts["lowest_scored"][1] += 1
-        lead = lead_claim(claims)
         if lead is not None:
             counts["lead_typed"][0] += is_sentence(lead.claim.text, altered[answer])
             counts["lead_typed"][1] += 1

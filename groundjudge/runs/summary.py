@@ -130,14 +130,14 @@ def cascade_summary(results: list[ResultRecord]) -> dict[str, Any]:
 
 def error_type_agreement(a: list[ResultRecord], b: list[ResultRecord]) -> dict[str, Any]:
     """Cohen's kappa between two judges' lead error type (:func:`lead_error_type`) on the answers both typed."""
-    first_a = {r.example.id: t for r in a if (t := lead_error_type(r.result.verdict.claims))}
-    first_b = {r.example.id: t for r in b if (t := lead_error_type(r.result.verdict.claims))}
-    shared = sorted(first_a.keys() & first_b.keys())
+    lead_a = {r.example.id: t for r in a if (t := lead_error_type(r.result.verdict.claims))}
+    lead_b = {r.example.id: t for r in b if (t := lead_error_type(r.result.verdict.claims))}
+    shared = sorted(lead_a.keys() & lead_b.keys())
     if len(shared) < 2:
         return {}
     from sklearn.metrics import cohen_kappa_score
 
-    ya, yb = [first_a[i] for i in shared], [first_b[i] for i in shared]
+    ya, yb = [lead_a[i] for i in shared], [lead_b[i] for i in shared]
     kappa = 1.0 if ya == yb else float(cohen_kappa_score(ya, yb))
     return {"error_type_n": len(shared), "error_type_agreement": sum(x == y for x, y in zip(ya, yb)) / len(shared),
             "error_type_kappa": kappa}
